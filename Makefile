@@ -1,0 +1,36 @@
+# Quick start: `make demo` (the main job on embedded defaults), `make test` (the test suite).
+# Both bootstrap uv if it is missing and install the locked dependencies.
+SHELL := /bin/bash
+export UV_PYTHON_DOWNLOADS := never
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DEEPEVAL_TELEMETRY_OPT_OUT := YES
+export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
+export PREFECT_HOME := $(CURDIR)/.prefect
+export DEEPEVAL_CACHE_FOLDER := $(CURDIR)/.deepeval
+
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+
+.PHONY: install demo test lint typecheck check serve
+
+$(UV):
+	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
+
+install: $(UV)
+	$(UV) sync --frozen --python python3
+
+demo: install
+	$(UV) run --frozen membank demo
+
+test: install
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen mypy memory
+	$(UV) run --frozen pytest
+
+lint: install
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+
+typecheck: install
+	$(UV) run --frozen mypy memory

@@ -1,0 +1,262 @@
+"""Bank rules and the bank service: create, get, list, update, delete, reset source.
+
+Rules (SPEC "Banks"): type and mode are fixed at creation; retention defaults depend on
+type and, for REST clients, on the API version; `max_age_days` is retired; banks stored by
+the legacy schema are migrated on read.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from memory.config import get_mode, get_template
+from memory.context import Context
+from memory.errors import Conflict, InvalidInput, NotFound
+from memory.models import Bank, BankCreate, BankType, BankUpdate
+from memory.store import filters
+
+CURRENT_API_VERSION = "2026-08-03"
+"""From this API version on: type-aware retention defaults and `max_age_days` rejected."""
+LEGACY_DEFAULT_RETENTION = 30
+"""The flat retention default of older API versions (and of the legacy schema)."""
+MAX_NAME_LENGTH = 200
+
+
+def is_current(api_version: str | None) -> bool:
+    """Return True when `api_version` (YYYY-MM-DD, None = unversioned) is 2026-08-03 or later."""
+    if api_version is None:
+        return False
+    try:
+        parsed = datetime.strptime(api_version, "%Y-%m-%d").date()
+    except ValueError as exc:
+        raise InvalidInput(
+            f"bad API version {api_version!r}: use a date such as {CURRENT_API_VERSION}"
+        ) from exc
+    return parsed >= datetime.strptime(CURRENT_API_VERSION, "%Y-%m-%d").date()
+
+
+def default_retention(bank_type: BankType, api_version: str | None) -> int | None:
+    """Return the retention used when a create request omits it."""
+    if not is_current(api_version):
+        return LEGACY_DEFAULT_RETENTION
+    return 90 if bank_type == "conversation" else None
+
+
+def check_max_age_days(value: int | None, api_version: str | None) -> None:
+    """Reject a non-zero `max_age_days` on current API versions; older ones may send it."""
+    if value and is_current(api_version):
+        raise InvalidInput(
+            "max_age_days is retired: set retention_days to delete entries by age "
+            "(max_age_days=0 is accepted and clears a stored value)"
+        )
+
+
+def migrate_legacy(raw: dict[str, Any]) -> dict[str, Any]:
+    """Return a legacy bank record migrated to the current schema (max_age_days removed).
+
+    - no retention set -> retention = max_age_days
+    - on the old 30-day default with max_age_days > 30 -> raised to max_age_days
+    - on the old 30-day default with no max_age_days -> indefinite
+    - any other retention is left alone
+    """
+    record = dict(raw)
+    if "max_age_days" not in record:
+        return record
+    max_age = record.pop("max_age_days") or None
+    retention_set = "retention_days" in record and record["retention_days"] is not None
+    retention = record.get("retention_days")
+    if not retention_set:
+        record["retention_days"] = max_age
+    elif retention == LEGACY_DEFAULT_RETENTION:
+        if max_age is None:
+            record["retention_days"] = None
+        elif max_age > LEGACY_DEFAULT_RETENTION:
+            record["retention_days"] = max_age
+    record.pop("schema_version", None)
+    return record
+
+
+def _check_values(
+    *, name: str | None, max_tokens: int | None, max_turns: int | None, retention: int | None
+) -> None:
+    if name is not None and (not name.strip() or len(name) > MAX_NAME_LENGTH):
+        raise InvalidInput(f"bank name must be 1-{MAX_NAME_LENGTH} characters, not blank")
+    for label, value in (("max_tokens", max_tokens), ("max_turns", max_turns)):
+        if value is not None and value < 0:
+            raise InvalidInput(f"{label} must be >= 0 (0 or empty disables it), got {value}")
+    if retention is not None and retention <= 0:
+        raise InvalidInput(
+            f"retention_days must be a positive number of days or null (indefinite), "
+            f"got {retention}"
+        )
+
+
+def _nonzero(value: int | None) -> int | None:
+    return value or None
+
+
+def resolve_create(
+    request: BankCreate, *, account: str, now: datetime, api_version: str | None
+) -> Bank:
+    """Return the bank a create request describes: template, then explicit fields, then defaults."""
+    sent = request.model_fields_set
+    check_max_age_days(request.max_age_days, api_version)
+    template = get_template(request.template) if request.template else None
+    bank_type = request.type or (template.type if template else None)
+    if bank_type is None:
+        raise InvalidInput("bank type is required: --type conversation|general (or a template)")
+    if template and request.type and request.type != template.type:
+        raise InvalidInput(
+            f"template {template.name!r} is for {template.type} banks, not {request.type}"
+        )
+    mode = get_mode(request.mode or (template.mode if template else "balanced")).name
+
+    def pick(field: str) -> Any:
+        if field in sent:
+            return getattr(request, field)
+        return getattr(template, field) if template else None
+
+    if "retention_days" in sent:
+        retention = request.retention_days
+    elif template is not None:
+        retention = template.retention_days
+    else:
+        retention = default_retention(bank_type, api_version)
+    max_tokens, max_turns = pick("max_tokens"), pick("max_turns")
+    _check_values(
+        name=request.name, max_tokens=max_tokens, max_turns=max_turns, retention=retention
+    )
+    description = pick("description") if "description" in sent else ""
+    return Bank(
+        id=uuid.uuid4().hex,
+        account=account,
+        name=request.name.strip(),
+        description=description or "",
+        type=bank_type,
+        mode=mode,
+        compaction_prompt=pick("compaction_prompt") or None,
+        max_tokens=_nonzero(max_tokens),
+        max_turns=_nonzero(max_turns),
+        retention_days=retention,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def apply_update(
+    bank: Bank, request: BankUpdate, *, now: datetime, api_version: str | None
+) -> Bank:
+    """Return `bank` with the sent fields applied; Conflict if type or mode would change."""
+    sent = request.model_fields_set
+    for field in ("type", "mode"):
+        if field in sent and getattr(request, field) != getattr(bank, field):
+            raise Conflict(
+                f"a bank's {field} cannot change after creation (it is "
+                f"{getattr(bank, field)!r}): create a new bank instead"
+            )
+    check_max_age_days(request.max_age_days, api_version)
+    changes: dict[str, Any] = {}
+    for field in ("name", "description", "compaction_prompt", "retention_days"):
+        if field in sent:
+            changes[field] = getattr(request, field)
+    for field in ("max_tokens", "max_turns"):
+        if field in sent:
+            changes[field] = getattr(request, field)
+    _check_values(
+        name=changes.get("name"),
+        max_tokens=changes.get("max_tokens"),
+        max_turns=changes.get("max_turns"),
+        retention=changes.get("retention_days"),
+    )
+    if "name" in changes:
+        changes["name"] = changes["name"].strip()
+    if "description" in changes:
+        changes["description"] = changes["description"] or ""
+    if "compaction_prompt" in changes:
+        changes["compaction_prompt"] = changes["compaction_prompt"] or None
+    for field in ("max_tokens", "max_turns"):
+        if field in changes:
+            changes[field] = _nonzero(changes[field])
+    return bank.model_copy(update={**changes, "updated_at": now})
+
+
+# service ------------------------------------------------------------------------------
+
+
+def _load(ctx: Context, raw: dict[str, Any]) -> Bank:
+    if "max_age_days" in raw:
+        migrated = Bank.model_validate(migrate_legacy(raw))
+        ctx.store.put_bank(migrated)
+        return migrated
+    return Bank.model_validate(raw)
+
+
+def create(
+    ctx: Context, request: BankCreate, *, api_version: str | None = CURRENT_API_VERSION
+) -> Bank:
+    """Create a bank and provision its storage; Conflict if the name is taken."""
+    bank = resolve_create(
+        request, account=ctx.account, now=ctx.clock.now(), api_version=api_version
+    )
+    if ctx.store.bank_rows(ctx.account, filters.equals("name", bank.name)):
+        raise Conflict(f"a bank named {bank.name!r} already exists: pick another name")
+    ctx.store.put_bank(bank)
+    ctx.store.entries_table(bank.id, get_mode(bank.mode).dims)
+    return bank
+
+
+def get(ctx: Context, ref: str) -> Bank:
+    """Return the bank with id or name `ref` in this account; NotFound otherwise."""
+    rows = ctx.store.bank_rows(ctx.account, filters.equals("id", ref))
+    if not rows:
+        rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))
+    if not rows:
+        raise NotFound(f"no bank {ref!r} in account {ctx.account!r}: see `membank bank list`")
+    return _load(ctx, rows[0])
+
+
+def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:
+    """Return this account's banks (optionally of one type), oldest first."""
+    where = filters.equals("type", bank_type) if bank_type else None
+    banks = [_load(ctx, raw) for raw in ctx.store.bank_rows(ctx.account, where)]
+    return sorted(banks, key=lambda b: (b.created_at, b.name))
+
+
+def update(
+    ctx: Context, ref: str, request: BankUpdate, *, api_version: str | None = CURRENT_API_VERSION
+) -> Bank:
+    """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
+    bank = get(ctx, ref)
+    updated = apply_update(bank, request, now=ctx.clock.now(), api_version=api_version)
+    if updated.name != bank.name:
+        clash = ctx.store.bank_rows(ctx.account, filters.equals("name", updated.name))
+        if clash:
+            raise Conflict(f"a bank named {updated.name!r} already exists: pick another name")
+    ctx.store.put_bank(updated)
+    return updated
+
+
+def save(ctx: Context, bank: Bank) -> None:
+    """Store a bank record as is (compaction stats)."""
+    ctx.store.put_bank(bank)
+
+
+def delete(ctx: Context, ref: str) -> Bank:
+    """Delete a bank, its entries and their files; returns the deleted bank."""
+    bank = get(ctx, ref)
+    ctx.store.drop_entries_table(bank.id)
+    ctx.store.delete_bank_record(ctx.account, bank.id)
+    return bank
+
+
+def reset_source(ctx: Context, ref: str) -> Bank:
+    """Remove every entry and the bank's storage; the next write provisions it again."""
+    bank = get(ctx, ref)
+    ctx.store.drop_entries_table(bank.id)
+    reset = bank.model_copy(
+        update={"summary_count": 0, "last_compaction_at": None, "updated_at": ctx.clock.now()}
+    )
+    ctx.store.put_bank(reset)
+    return reset

@@ -1,0 +1,33 @@
+"""Split entry text into token windows of the mode's chunk size and overlap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory import tokens
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """An entry's chunks and its total token count."""
+
+    texts: list[str]
+    """Chunk texts in order; one chunk when the entry fits the chunk size."""
+    token_count: int
+    """Tokens in the whole entry."""
+
+
+def chunk_text(text: str, *, size: int, overlap: int) -> Chunks:
+    """Return `text` split into windows of `size` tokens, consecutive windows sharing `overlap`."""
+    if size <= 0 or not 0 <= overlap < size:
+        raise ValueError("chunk size must be > 0 and 0 <= overlap < size")
+    ids = tokens.encode(text)
+    if len(ids) <= size:
+        return Chunks([text], len(ids))
+    step = size - overlap
+    texts = []
+    for start in range(0, len(ids), step):
+        texts.append(tokens.decode(ids[start : start + size]))
+        if start + size >= len(ids):
+            break
+    return Chunks(texts, len(ids))

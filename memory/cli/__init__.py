@@ -1,0 +1,68 @@
+"""The `membank` command: a thin layer over the core library.
+
+Exit codes: 0 ok, 1 provider/storage failure, 2 bad input (one-line message on stderr),
+3 not found. Heavy imports happen inside commands so `membank --help` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from memory.cli import banks_cmd, entries_cmd, ops_cmd
+from memory.errors import Conflict, InvalidInput, MembankError, NotFound
+
+MODULES = [banks_cmd, entries_cmd, ops_cmd]
+"""Each module adds its subcommands with `register(subparsers)`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit with code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"membank: error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of every membank command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    common.add_argument(
+        "--data", metavar="URI", help="storage URI (default: $MEMBANK_URI or .membank)"
+    )
+    parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for module in MODULES:
+        module.register(commands, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the membank command line; returns the exit code."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+        return code
+    except (InvalidInput, Conflict) as exc:
+        sys.stderr.write(f"membank: error: {exc}\n")
+        return 2
+    except NotFound as exc:
+        sys.stderr.write(f"membank: not found: {exc}\n")
+        return 3
+    except MembankError as exc:
+        sys.stderr.write(f"membank: failed: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("membank: interrupted\n")
+        return 130
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())

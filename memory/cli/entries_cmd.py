@@ -1,0 +1,128 @@
+"""`membank write | search | load | forget`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory.cli.args import context, parse_time, positive, text_arg
+from memory.cli.output import emit_json, say, table
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the entry commands."""
+    write = commands.add_parser("write", parents=[common], help="write one entry ('-' = stdin)")
+    write.add_argument("bank", metavar="BANK")
+    write.add_argument("text", metavar="TEXT")
+    write.add_argument("--key", required=True)
+    write.add_argument("--speaker")
+    write.add_argument("--role")
+    write.add_argument("--tag", action="append", default=[], dest="tags")
+    write.add_argument("--memory-type")
+    write.set_defaults(handler=_write)
+
+    search = commands.add_parser("search", parents=[common], help="hybrid search of a bank")
+    search.add_argument("bank", metavar="BANK")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--key")
+    search.add_argument("--tag", action="append", default=[], dest="tags")
+    search.add_argument("--speaker")
+    search.add_argument("--since")
+    search.add_argument("--until")
+    search.add_argument("-k", type=positive, default=10)
+    search.add_argument("--method", choices=["hybrid", "vector", "fts"], default="hybrid")
+    search.set_defaults(handler=_search)
+
+    load = commands.add_parser("load", parents=[common], help="a key's whole thread, oldest first")
+    load.add_argument("bank", metavar="BANK")
+    load.add_argument("--key", required=True)
+    load.set_defaults(handler=_load)
+
+    forget = commands.add_parser("forget", parents=[common], help="delete one entry for good")
+    forget.add_argument("bank", metavar="BANK")
+    forget.add_argument("entry_id", metavar="ENTRY_ID")
+    forget.set_defaults(handler=_forget)
+
+
+def _write(args: argparse.Namespace) -> int:
+    from memory import banks, entries
+    from memory.models import EntryIn
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    item = EntryIn(
+        key=args.key,
+        content=text_arg(args.text),
+        speaker=args.speaker,
+        role=args.role,
+        memory_type=args.memory_type,
+        tags=args.tags,
+    )
+    (entry,) = entries.write(ctx, bank, [item])
+    if args.json:
+        emit_json(entry)
+    else:
+        say(f"wrote {entry.id} to {bank.name} (key {entry.key!r}, {entry.token_count} tokens)")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from memory import banks, search
+    from memory.models import SearchQuery
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    query = SearchQuery(
+        text=text_arg(args.query),
+        k=args.k,
+        key=args.key,
+        tags=args.tags,
+        speaker=args.speaker,
+        since=parse_time(args.since, "--since"),
+        until=parse_time(args.until, "--until"),
+        method=args.method,
+    )
+    hits = search.search(ctx, bank, query)
+    if args.json:
+        emit_json(hits)
+        return 0
+    rows = [
+        (f"{h.score:.4f}", h.entry.key, h.entry.speaker or "", _short(h.entry.content), h.entry.id)
+        for h in hits
+    ]
+    say(table(rows, ["score", "key", "speaker", "content", "id"]))
+    return 0
+
+
+def _load(args: argparse.Namespace) -> int:
+    from memory import banks, entries
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    thread = entries.load(ctx, bank, args.key)
+    if args.json:
+        emit_json(thread)
+        return 0
+    for entry in thread:
+        who = f"{entry.speaker}: " if entry.speaker else ""
+        label = " [summary]" if entry.kind == "summary" else ""
+        say(f"{entry.created_at:%Y-%m-%d %H:%M:%S} {who}{entry.content}{label}")
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from memory import banks, entries
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    entry = entries.forget(ctx, bank, args.entry_id)
+    if args.json:
+        emit_json({"forgotten": entry.id})
+    else:
+        say(f"forgot {entry.id}: its text, vectors and old versions are gone")
+    return 0
+
+
+def _short(text: str, width: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,95 @@
+"""The main job on the embedded defaults: banks, sample conversations, search, load, forget.
+
+Runs offline on the shipped MiniLM embedder in a local LanceDB folder and prints what it did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from importlib import resources
+from typing import Any
+
+from memory import banks, entries, search
+from memory.context import open_context
+from memory.errors import NotFound
+from memory.models import BankCreate, EntryIn, SearchQuery
+
+
+def sample_data() -> dict[str, Any]:
+    """Return the sample conversations, facts and queries shipped with membank."""
+    text = resources.files("memory").joinpath("data/sample_conversations.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def run_demo(uri: str, *, as_json: bool = False) -> int:
+    """Run the demo against the LanceDB folder `uri`, printing each step; returns 0."""
+    started = time.perf_counter()
+    ctx = open_context(uri)
+    data = sample_data()
+    report: dict[str, Any] = {"uri": uri, "steps": []}
+
+    def step(title: str, detail: Any) -> None:
+        report["steps"].append({"step": title, "detail": detail})
+        if not as_json:
+            print(f"\n== {title}")
+            lines = detail if isinstance(detail, list) else [detail]
+            for line in lines:
+                print(f"   {line}")
+
+    for name in ("support-history", "user-facts"):
+        with contextlib.suppress(NotFound):
+            banks.delete(ctx, name)
+    support = banks.create(ctx, BankCreate(name="support-history", template="customer-support"))
+    facts = banks.create(ctx, BankCreate(name="user-facts", template="user-preferences"))
+    step(
+        "created banks",
+        [
+            f"{b.name}: {b.type}, mode {b.mode}, retention "
+            f"{f'{b.retention_days} days' if b.retention_days else 'indefinite'}, "
+            f"max_turns {b.max_turns}"
+            for b in (support, facts)
+        ],
+    )
+
+    turns = [
+        EntryIn(key=conv["key"], speaker=speaker, role=role, content=text)
+        for conv in data["conversations"]
+        for speaker, role, text in conv["turns"]
+    ]
+    written = entries.write(ctx, support, turns)
+    notes = [
+        EntryIn(key=key, memory_type=kind, content=text, tags=[kind])
+        for key, kind, text in data["facts"]
+    ]
+    entries.write(ctx, facts, notes)
+    keys = sorted({t.key for t in turns})
+    step(
+        "wrote entries",
+        [f"{len(written)} turns in {len(keys)} conversations", f"{len(notes)} facts"],
+    )
+
+    by_name = {"support-history": support, "user-facts": facts}
+    results = []
+    for bank_name, question in data["queries"]:
+        hits = search.search(ctx, by_name[bank_name], SearchQuery(text=question, k=2))
+        results.append(f"[{bank_name}] {question!r}")
+        results.extend(f"    {h.score:.3f} {h.entry.key}: {h.entry.content}" for h in hits)
+    step("hybrid search (vector + full-text, offline MiniLM)", results)
+
+    thread = entries.load(ctx, support, "customer-2077")
+    step("load thread customer-2077", [f"{e.speaker}: {e.content}" for e in thread])
+
+    gone = entries.forget(ctx, support, thread[0].id)
+    again = search.search(ctx, support, SearchQuery(text="subscription renewed cancelled", k=5))
+    still_there = any(h.entry.id == gone.id for h in again)
+    step("forget one entry", f"forgot {gone.id}; found again by search: {still_there}")
+
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    if as_json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(f"\ndone in {report['seconds']} s; data in {uri}")
+    return 0

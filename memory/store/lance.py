@@ -1,0 +1,278 @@
+"""LanceDB storage: the bank registry and one entries table per bank. Only here is lancedb used.
+
+The URI is a local folder by default and any LanceDB URI (s3://, gs://, memory://) by config.
+Deletions are final: `prune` rewrites fragments holding deleted rows and drops old table
+versions, so deleted text and vectors do not survive in the files.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memory.errors import StorageError
+from memory.models import Bank
+from memory.store import filters
+from memory.store.schema import BANKS_SCHEMA, ENTRY_COLUMNS, entries_schema
+
+REGISTRY = "banks"
+REINDEX_EVERY = 20_000
+"""Rows left unindexed before a write folds them into the indices (search stays correct
+meanwhile: unindexed rows are scanned)."""
+
+
+def entries_table_name(bank_id: str) -> str:
+    """Return the name of a bank's entries table."""
+    return f"entries_{bank_id}"
+
+
+class LanceStore:
+    """The bank registry and the per-bank entries tables in one LanceDB database."""
+
+    def __init__(self, uri: str, *, storage_options: dict[str, str] | None = None) -> None:
+        self.uri = uri
+        self._db: Any = lancedb.connect(uri, storage_options=storage_options)
+        self._tables: dict[str, Any] = {}
+
+    # registry -------------------------------------------------------------------------
+
+    def _registry(self) -> Any:
+        if REGISTRY not in self._tables:
+            try:
+                table = self._db.open_table(REGISTRY)
+            except ValueError:
+                table = self._db.create_table(REGISTRY, schema=BANKS_SCHEMA, exist_ok=True)
+            self._tables[REGISTRY] = table
+        table = self._tables[REGISTRY]
+        table.checkout_latest()
+        return table
+
+    def put_bank(self, bank: Bank) -> None:
+        """Insert or replace a bank record."""
+        row = {
+            "id": bank.id,
+            "account": bank.account,
+            "name": bank.name,
+            "type": bank.type,
+            "body": bank.model_dump_json(),
+        }
+        self.put_bank_raw(row)
+
+    def put_bank_raw(self, row: dict[str, str]) -> None:
+        """Insert or replace a registry row as is (migrations and legacy fixtures)."""
+        data = pa.Table.from_pylist([row], schema=BANKS_SCHEMA)
+        (
+            self._registry()
+            .merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(data)
+        )
+
+    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
+        predicate = filters.conjoin(filters.equals("account", account), where)
+        table = self._registry().to_lance().to_table(filter=predicate)
+        return [json.loads(body) for body in table.column("body").to_pylist()]
+
+    def all_bank_rows(self) -> list[dict[str, Any]]:
+        """Return every registry row of every account (sweeps; never shown to a user)."""
+        table = self._registry().to_lance().to_table(columns=["body"])
+        return [json.loads(body) for body in table.column("body").to_pylist()]
+
+    def delete_bank_record(self, account: str, bank_id: str) -> None:
+        """Remove a bank from the registry and prune the registry's old versions."""
+        table = self._registry()
+        table.delete(
+            filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
+        )
+        self._prune_table(table)
+
+    # entries tables -------------------------------------------------------------------
+
+    def entries_table(self, bank_id: str, dims: int, *, create: bool = True) -> Any | None:
+        """Return a bank's entries table, provisioning it (and its indices) if missing."""
+        name = entries_table_name(bank_id)
+        table = self._tables.get(name)
+        if table is None:
+            try:
+                table = self._db.open_table(name)
+            except ValueError:
+                if not create:
+                    return None
+                table = self._create_entries_table(name, dims)
+            self._tables[name] = table
+        else:
+            try:
+                table.checkout_latest()
+            except (ValueError, OSError):
+                self._tables.pop(name, None)
+                return self.entries_table(bank_id, dims, create=create)
+        return table
+
+    def _create_entries_table(self, name: str, dims: int) -> Any:
+        table = self._db.create_table(name, schema=entries_schema(dims), exist_ok=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            existing = {idx.name for idx in table.list_indices()}
+            if "key_idx" not in existing:
+                table.create_scalar_index("key", index_type="BTREE", replace=True)
+            if "text_idx" not in existing:
+                table.create_fts_index("text", use_tantivy=False, replace=True)
+        return table
+
+    def has_entries_table(self, bank_id: str) -> bool:
+        """Return True when the bank's entries table exists (is provisioned)."""
+        return entries_table_name(bank_id) in self._table_names()
+
+    def _table_names(self) -> list[str]:
+        names: list[str] = list(self._db.list_tables().tables)
+        return names
+
+    def drop_entries_table(self, bank_id: str) -> None:
+        """Drop a bank's entries table and its files (reset source, delete bank)."""
+        name = entries_table_name(bank_id)
+        self._tables.pop(name, None)
+        if name in self._table_names():
+            self._db.drop_table(name)
+
+    def add_rows(self, bank_id: str, dims: int, rows: pa.Table) -> None:
+        """Append chunk rows to a bank's entries table, reindexing now and then."""
+        table = self.entries_table(bank_id, dims)
+        assert table is not None
+        table.add(rows.cast(entries_schema(dims)))
+        self._maybe_reindex(table)
+
+    def _maybe_reindex(self, table: Any) -> None:
+        stats = table.index_stats("key_idx")
+        if stats is not None and stats.num_unindexed_rows >= REINDEX_EVERY:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                table.optimize()
+
+    def delete_where(self, bank_id: str, dims: int, predicate: str, *, prune: bool = True) -> None:
+        """Delete every chunk row matching `predicate`; prune so the rows are really gone."""
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return
+        table.delete(predicate)
+        if prune:
+            self._prune_table(table)
+
+    def prune(self, bank_id: str, dims: int) -> None:
+        """Rewrite fragments with deleted rows and drop old versions of a bank's table."""
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is not None:
+            self._prune_table(table)
+
+    def _prune_table(self, table: Any) -> None:
+        dataset = table.to_lance()
+        try:
+            dataset.optimize.compact_files(
+                materialize_deletions=True, materialize_deletions_threshold=0.0
+            )
+            table.checkout_latest()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                table.to_lance().cleanup_old_versions(older_than=timedelta(0))
+        except OSError as exc:  # pragma: no cover - depends on the object store
+            raise StorageError(f"pruning old versions failed: {exc}") from exc
+
+    def version_count(self, bank_id: str, dims: int) -> int:
+        """Return how many versions of the bank's table are kept (tests of pruning)."""
+        table = self.entries_table(bank_id, dims, create=False)
+        return 0 if table is None else len(table.list_versions())
+
+    def scan(
+        self,
+        bank_id: str,
+        dims: int,
+        *,
+        columns: Sequence[str] = ENTRY_COLUMNS,
+        where: str | None = None,
+    ) -> pa.Table:
+        """Return the matching rows with only `columns` (an empty table if unprovisioned)."""
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return entries_schema(dims).empty_table().select(list(columns))
+        result: pa.Table = table.to_lance().to_table(columns=list(columns), filter=where)
+        return result
+
+    def scan_batches(
+        self,
+        bank_id: str,
+        dims: int,
+        *,
+        columns: Sequence[str] = ENTRY_COLUMNS,
+        where: str | None = None,
+        batch_size: int = 10_000,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield matching rows in batches, so callers stream whatever the table's size."""
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return
+        dataset = table.to_lance()
+        yield from dataset.to_batches(columns=list(columns), filter=where, batch_size=batch_size)
+
+    def lance_dataset(self, bank_id: str, dims: int) -> Any | None:
+        """Return the bank's Lance dataset for projected scans (polars), or None."""
+        table = self.entries_table(bank_id, dims, create=False)
+        return None if table is None else table.to_lance()
+
+    def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
+        """Return the number of chunk rows matching `where`."""
+        table = self.entries_table(bank_id, dims, create=False)
+        return 0 if table is None else int(table.count_rows(where))
+
+    def search(
+        self,
+        bank_id: str,
+        dims: int,
+        *,
+        method: str,
+        vector: np.ndarray[Any, Any] | None,
+        text: str | None,
+        where: str | None,
+        limit: int,
+        columns: Sequence[str] = ENTRY_COLUMNS,
+    ) -> pa.Table:
+        """Return up to `limit` chunk rows ranked by vector or full-text relevance.
+
+        The result has a `_score` column, higher is better.
+        """
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return entries_schema(dims).empty_table().select(list(columns))
+        wanted = list(columns)
+        if method == "vector":
+            query = table.search(vector, query_type="vector").distance_type("cosine")
+            wanted.append("_distance")
+        elif method == "fts":
+            query = table.search(text, query_type="fts")
+            wanted.append("_score")
+        else:
+            raise ValueError(f"unknown search method {method!r}: use vector or fts")
+        if where:
+            query = query.where(where, prefilter=True)
+        result: pa.Table = query.select(wanted).limit(limit).to_arrow()
+        return _with_score(result)
+
+
+def _with_score(result: pa.Table) -> pa.Table:
+    names = result.column_names
+    if "_distance" in names:
+        distance = np.asarray(result.column("_distance").to_numpy(zero_copy_only=False))
+        score = pa.array(1.0 - distance / 2.0, pa.float32())
+    elif "_score" in names:
+        return result
+    else:
+        score = pa.array(np.zeros(result.num_rows, np.float32))
+    drop = [n for n in ("_distance", "_score") if n in names]
+    return result.drop_columns(drop).append_column("_score", score)

@@ -1,0 +1,52 @@
+"""Arrow schemas of the bank registry and of a bank's entries table (one row per chunk)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+BANKS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("account", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("type", pa.string(), nullable=False),
+        pa.field("body", pa.string(), nullable=False),
+    ]
+)
+"""The registry: indexed columns for lookups plus the whole bank record as JSON in `body`."""
+
+
+def entries_schema(dims: int) -> pa.Schema:
+    """Return the schema of a bank's entries table with `dims`-wide vectors.
+
+    Each row is one chunk of an entry. Entry-level fields repeat on every chunk row;
+    `content` (the whole entry text) is stored on chunk 0 only, `text` holds the chunk.
+    """
+    return pa.schema(
+        [
+            pa.field("entry_id", pa.string(), nullable=False),
+            pa.field("key", pa.string(), nullable=False),
+            pa.field("speaker", pa.string()),
+            pa.field("role", pa.string()),
+            pa.field("memory_type", pa.string()),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("chunk_index", pa.int32(), nullable=False),
+            pa.field("chunk_count", pa.int32(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("content", pa.string()),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("metadata", pa.string()),
+            pa.field("attachments", pa.string()),
+            pa.field("summary_of", pa.list_(pa.string())),
+            pa.field("created_at", TIMESTAMP, nullable=False),
+            pa.field("seq", pa.int64(), nullable=False),
+            pa.field("token_count", pa.int32(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dims)),
+        ]
+    )
+
+
+ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name != "vector"]
+"""Every column but the vector: what reads project when they need whole entries."""
