@@ -9,14 +9,16 @@ export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
 export PREFECT_HOME := $(CURDIR)/.prefect
 export DEEPEVAL_CACHE_FOLDER := $(CURDIR)/.deepeval
 
-UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+UV ?= $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := python3 -m uv
+endif
 
-.PHONY: install demo test lint typecheck check serve
+.PHONY: install demo test lint typecheck
 
-$(UV):
-	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
-
-install: $(UV)
+install:
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv \
+		|| python3 -m pip install --quiet --user --break-system-packages uv
 	$(UV) sync --frozen --python python3
 
 demo: install
