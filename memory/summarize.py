@@ -1,0 +1,412 @@
+"""Offline extractive summarizer: keeps the most informative clauses within a token budget.
+
+No language model is involved. Lines are split into clauses, trimmed of greetings and filler,
+and picked greedily by how much new salient content (rare words by IDF over the input,
+numbers, dates, names) they add per token. Speakers and kept words stay verbatim, so nothing
+is invented; the output starts with a label line so it is never taken for an LLM summary.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory.tokens import count_tokens, encode
+
+LABEL = "[extractive summary]"
+"""First line of every extractive summary."""
+
+_SPEAKER = re.compile(r"^(?P<speaker>[^\s:<>\[\]][^:\n]{0,40}?):\s+(?P<content>\S.*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+|\s+(?=[-–—]\s)|(?<=\s[-–—])\s+")
+_WORD = re.compile(r"[A-Za-z0-9][\w'’&-]*")
+_BUDGET_LINE = re.compile(r"^Token budget:\s*(\d+)\s*$", re.MULTILINE)
+_TRAILING = ",;:-–— "
+_DATE_TEXT = """
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday yesterday today tomorrow week weekend month year"""
+_DATE_WORDS = frozenset(_DATE_TEXT.split())
+_STOPWORD_TEXT = """
+    a an the and or but if then so of to in on at by for with from about as into over
+    after before up down out off than too very just really also still even ever again here
+    there when where why how what which who whom whose this that these those it its it's
+    i i'm i've i'd i'll me my mine myself we we're we've our ours us you you're you've you'd
+    you'll your yours he he's him his she she's her hers they they're they've them their
+    is am are was were be been being do does did done doing have has had having can could
+    will would shall should may might must not no nor don't didn't doesn't isn't aren't
+    wasn't weren't can't couldn't won't wouldn't that's there's what's let's it'll
+    all any some each every both few more most other such own same only
+    yes yeah yep yup oh ooh wow hey hi hello ok okay aw awww haha lol omg hmm um uh
+    thanks thank thx please sure well like kinda gonna wanna gotta got get gets getting
+    lot lots thing things stuff way something anything everything nothing one ones
+    much many soo sooo totally definitely actually absolutely literally basically honestly
+    truly super pretty quite always never sometimes often awesome amazing cool great nice
+    wonderful fantastic incredible lovely sweet glad exciting"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_PLEASANTRY = re.compile(
+    r"^(?:take care|talk (?:to you )?(?:soon|later)|catch you (?:later|soon)|chat (?:soon|later)|"
+    r"see you(?: soon| later)?|bye|good ?bye|sounds (?:great|cool|good|awesome|fun|amazing)|"
+    r"good luck|have a (?:great|good|nice|fun) \w+|long time no see|me too|same here|you too|"
+    r"no problem|no worries|(?:you're |you are )?welcome|keep (?:it )?up|way to go|"
+    r"(?:it's |it is )?(?:good|nice|great) to (?:see|hear from|meet) you|how are you|"
+    r"how have you been|what's up(?: with you)?|how about you|what about you|and you)"
+    r"(?:[\s,]+[A-Z][a-z]+)?[\s!.,]*$",
+    re.IGNORECASE,
+)
+_OPENER = re.compile(  # interjections; words that can carry meaning only with punctuation
+    r"^(?:(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|yeah|yep|yup|haha|lol|omg|hmm|um|uh)\b"
+    r"\s*[,!.:;-]*|(?:yes|no|ok|okay|well|so|thanks|thank you|cool|great|awesome|nice|sure|"
+    r"right|totally|absolutely|definitely|congrats|congratulations)"
+    r"(?: so much| a lot)?\s*[,!.:;-]+)\s*)+",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"(?i:\b(?:really|totally|definitely|actually|absolutely|literally|basically|honestly|"
+    r"truly|just|so+|very|super|quite|kinda|sort of|kind of|you know|i mean)\b,?\s*)"
+)
+_VOCATIVE = re.compile(r"(?:^|,\s+)(?P<name>[A-Z][a-z]{2,12})(?=[!?.,]|$)")
+
+
+@dataclass(frozen=True)
+class _Tuning:
+    """Scoring knobs, measured on LoCoMo with bench/summarizer_probe.py."""
+
+    decay: float = 0.6
+    """Value kept by a word each time a chosen clause already covers it."""
+    first_bonus: float = 1.5
+    """Weight multiplier for a word's first mention in the input."""
+    salient_boost: float = 2.5
+    """Weight multiplier for numbers, dates and capitalised names."""
+    question: float = 0.5
+    """Value multiplier for questions (the answer usually carries the fact)."""
+    favoured: float = 1.5
+    """Value multiplier for clauses of the previous summary."""
+    overhead: float = 1.0
+    """Tokens added to a clause's cost when ranking (separators)."""
+    rarity_floor: float = 0.3
+    """Weight multiplier for the most common words (lowest single cl100k token ids)."""
+    rarity_rank: float = 30000
+    """Token id from which a word counts as rare (multiplier 1)."""
+
+
+TUNING = _Tuning()
+
+
+@dataclass
+class _Unit:
+    """One clause that can be kept or dropped.
+
+    `position` orders the input (previous summary first) and the output; `group` is the
+    source line (adjacent clauses of a line rejoin verbatim); `words` are the sorted content
+    words (sorted so float sums are identical on every run); `first` are the words first
+    mentioned here; `line_cost` / `join_cost` are its tokens when it opens a new output line
+    (newline and speaker prefix included) or continues the previous one.
+    """
+
+    position: int
+    group: int
+    speaker: str | None
+    text: str
+    words: tuple[str, ...]
+    salient: frozenset[str]
+    first: frozenset[str]
+    favoured: bool
+    line_cost: int
+    join_cost: int
+
+    def continues(self, previous: _Unit) -> bool:
+        """Return whether the unit goes on the same output line as previous."""
+        same_speaker = self.speaker is not None and self.speaker == previous.speaker
+        return same_speaker or self.group == previous.group
+
+    def adjacent(self, previous: _Unit) -> bool:
+        """Return whether the unit directly follows previous in the same source line."""
+        return self.group == previous.group and self.position == previous.position + 1
+
+
+def split_speaker(line: str) -> tuple[str | None, str]:
+    """Return (speaker, content) for a "Speaker: content" line, or (None, line)."""
+    match = _SPEAKER.match(line.strip())
+    if match is None or len(match["speaker"].split()) > 4:
+        return None, line.strip()
+    return match["speaker"].strip(), match["content"].strip()
+
+
+def _clauses(content: str) -> list[str]:
+    """Return the clauses of content (sentences split on commas, semicolons and dashes)."""
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(content):
+        merged: list[str] = []
+        for part in filter(None, _CLAUSE_BREAK.split(sentence.strip())):
+            if merged and (len(part.split()) < 3 or len(merged[-1].split()) < 3):
+                merged[-1] = f"{merged[-1]} {part}"
+            else:
+                merged.append(part)
+        pieces.extend(merged)
+    return pieces
+
+
+def _compress(clause: str, names: frozenset[str]) -> str:
+    """Return clause without greetings, interjections, filler adverbs and vocatives."""
+
+    def vocative(match: re.Match[str]) -> str:
+        name = match["name"].lower()  # a speaker's name or its short form ("Mel")
+        return "" if any(n.startswith(name) for n in names) else match[0]
+
+    text = clause.strip()
+    for _ in range(3):  # "Hey Mel! Wow, ..." takes a few rounds
+        text = _VOCATIVE.sub(vocative, _OPENER.sub("", text)).lstrip(_TRAILING + "!.")
+    if _PLEASANTRY.match(text):
+        return ""
+    text = _FILLER.sub("", text)
+    return re.sub(r"\s{2,}", " ", text).strip().lstrip(_TRAILING).rstrip("-–— ")
+
+
+def _content_words(text: str, names: frozenset[str]) -> set[str]:
+    """Return the lowercased content words of text (stopwords and speaker names removed)."""
+    words = set()
+    for word in _WORD.findall(text):
+        lower = word.lower().replace("’", "'")
+        if lower not in _STOPWORDS and lower not in names and (len(lower) > 1 or lower.isdigit()):
+            words.add(lower)
+    return words
+
+
+def _salient(text: str, words: set[str]) -> frozenset[str]:
+    """Return the content words of text that are numbers, dates or capitalised names."""
+    found = set()
+    for index, word in enumerate(_WORD.findall(text)):
+        lower = word.lower()
+        if lower in words and (
+            any(c.isdigit() for c in word) or lower in _DATE_WORDS or (index and word[0].isupper())
+        ):
+            found.add(lower)
+    return frozenset(found)
+
+
+def _units(lines: Sequence[str], previous_summary: str, *, raw: bool = False) -> list[_Unit]:
+    """Return the candidate clauses of the previous summary and the lines, in order."""
+    sources: list[tuple[str | None, str, bool]] = []
+    tagged = [(line, True) for line in previous_summary.splitlines()]
+    for line, favoured in tagged + [(line, False) for line in lines]:
+        if line.strip() and line.strip() != LABEL:
+            sources.append((*split_speaker(" ".join(line.split())), favoured))
+    names = frozenset(s.lower() for s, _, _ in sources if s is not None and " " not in s)
+    units: list[_Unit] = []
+    seen: set[tuple[str | None, tuple[str, ...]]] = set()
+    mentioned: set[str] = set()
+    for group, (speaker, content, favoured) in enumerate(sources):
+        prefix = f"{speaker}: " if speaker else ""
+        for clause in _clauses(content):
+            text = clause if raw else _compress(clause, names)
+            found = {w.lower() for w in _WORD.findall(text)} if raw else _content_words(text, names)
+            words = tuple(sorted(found))
+            if not words or (speaker, words) in seen:
+                continue
+            seen.add((speaker, words))
+            units.append(
+                _Unit(
+                    position=len(units),
+                    group=group,
+                    speaker=speaker,
+                    text=text,
+                    words=words,
+                    salient=_salient(text, found),
+                    first=frozenset(found - mentioned),
+                    favoured=favoured,
+                    line_cost=count_tokens(prefix + text) + 1,
+                    join_cost=count_tokens(" " + text),
+                )
+            )
+            mentioned |= found
+    return units
+
+
+def _weights(units: Sequence[_Unit]) -> dict[str, float]:
+    """Return an IDF weight per content word, boosted for names, numbers and dates."""
+    df: Counter[str] = Counter()
+    for unit in units:
+        df.update(unit.words)
+    total = len(units) + 1
+    weights = {word: (math.log(total / count) + 0.5) * _rarity(word) for word, count in df.items()}
+    for unit in units:
+        for word in unit.salient:
+            weights[word] = (math.log(total / df[word]) + 0.5) * TUNING.salient_boost
+    return weights
+
+
+@lru_cache(maxsize=65536)
+def _rarity(word: str) -> float:
+    """Return a prior in [floor, 1] that is low for everyday words (short cl100k token id)."""
+    ids = encode(" " + word)
+    if len(ids) > 1 or TUNING.rarity_floor >= 1:
+        return 1.0
+    scale = min(1.0, math.log(max(ids[0], 2)) / math.log(TUNING.rarity_rank))
+    return TUNING.rarity_floor + (1 - TUNING.rarity_floor) * scale
+
+
+def _value(unit: _Unit, covered: Counter[str], weights: dict[str, float]) -> float:
+    """Return the value per token of unit given how often its words are already covered."""
+    value = 0.0
+    for word in unit.words:
+        bonus = TUNING.first_bonus if word in unit.first else 1.0
+        value += weights[word] * bonus * TUNING.decay ** covered[word]
+    if unit.favoured:
+        value *= TUNING.favoured
+    if unit.text.endswith("?"):
+        value *= TUNING.question
+    return value / (unit.join_cost + TUNING.overhead)
+
+
+def _link(previous: _Unit | None, unit: _Unit) -> int:
+    """Return the tokens unit adds to the output when it follows previous."""
+    if previous is None or not unit.continues(previous):
+        return unit.line_cost
+    if unit.adjacent(previous) or previous.text.endswith((".", "!", "?")):
+        return unit.join_cost
+    return unit.join_cost + 1
+
+
+def _near_duplicate(unit: _Unit, chosen: dict[str, list[_Unit]]) -> bool:
+    """Return whether a chosen unit of the same speaker says (nearly) the same words."""
+    words = set(unit.words)
+    for other in {id(o): o for w in unit.words for o in chosen.get(w, [])}.values():
+        if other.speaker == unit.speaker:
+            overlap = len(words & set(other.words))
+            if overlap == len(words) or overlap / len(words | set(other.words)) >= 0.8:
+                return True
+    return False
+
+
+def _select(units: Sequence[_Unit], weights: dict[str, float], budget: int) -> list[_Unit]:
+    """Return the units picked greedily by marginal value per token, fitting in budget."""
+    covered: Counter[str] = Counter()
+    by_word: dict[str, list[_Unit]] = {}
+    heap = [(-_value(unit, covered, weights), unit.position) for unit in units]
+    heapq.heapify(heap)
+    chosen: list[_Unit] = []
+    positions: list[int] = []
+    used = 0
+    while heap:
+        stale, position = heapq.heappop(heap)
+        unit = units[position]
+        current = _value(unit, covered, weights)
+        if heap and current < -stale - 1e-12 and current < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-current, position))
+            continue
+        index = bisect.bisect_left(positions, position)
+        before = chosen[index - 1] if index else None
+        after = chosen[index] if index < len(chosen) else None
+        delta = _link(before, unit)
+        if after is not None:
+            delta += _link(unit, after) - _link(before, after)
+        if used + delta > budget or _near_duplicate(unit, by_word):
+            continue
+        chosen.insert(index, unit)
+        positions.insert(index, position)
+        used += delta
+        covered.update(unit.words)
+        for word in unit.words:
+            by_word.setdefault(word, []).append(unit)
+    return chosen
+
+
+def _render(units: Sequence[_Unit]) -> str:
+    """Return the label line plus the units, one line per run of the same speaker."""
+    lines = [LABEL]
+    previous: _Unit | None = None
+    for unit in units:
+        if previous is None or not unit.continues(previous):
+            lines[-1] = lines[-1].rstrip(_TRAILING)
+            lines.append(f"{unit.speaker}: {unit.text}" if unit.speaker else unit.text)
+        elif unit.adjacent(previous) or previous.text.endswith((".", "!", "?")):
+            lines[-1] += " " + unit.text
+        else:
+            lines[-1] = lines[-1].rstrip(_TRAILING) + "; " + unit.text
+        previous = unit
+    lines[-1] = lines[-1].rstrip(_TRAILING) if len(lines) > 1 else lines[-1]
+    return "\n".join(lines)
+
+
+def _truncated(unit: _Unit, budget: int) -> str:
+    """Return the label and the leading words of unit that fit in budget tokens."""
+    words = unit.text.split()
+    while words:
+        line = " ".join(words)
+        text = f"{LABEL}\n{unit.speaker}: {line}" if unit.speaker else f"{LABEL}\n{line}"
+        if count_tokens(text) <= budget:
+            return text
+        words.pop()
+    return LABEL
+
+
+def extractive_summary(
+    lines: Sequence[str], budget_tokens: int, *, previous_summary: str = ""
+) -> str:
+    """Return a labelled extractive summary of lines that fits in budget_tokens.
+
+    Args:
+        lines: Entries oldest first, as "speaker: content" or plain content (one per line).
+        budget_tokens: Maximum size of the result in cl100k tokens, label line included.
+        previous_summary: An earlier summary; its clauses compete for the budget, favoured.
+
+    Returns:
+        The label line, then the kept clauses in input order, one line per speaker turn run.
+        Only the label when the input holds no text at all.
+
+    Raises:
+        ValueError: If budget_tokens cannot hold the label line and a few words.
+    """
+    floor = count_tokens(LABEL) + 4
+    if budget_tokens < floor:
+        raise ValueError(f"budget_tokens={budget_tokens} is too small; use at least {floor}")
+    units = _units(lines, previous_summary) or _units(lines, previous_summary, raw=True)
+    weights = _weights(units)
+    chosen = _select(units, weights, budget_tokens - count_tokens(LABEL))
+    while chosen and count_tokens(summary := _render(chosen)) > budget_tokens:
+        chosen.remove(min(chosen, key=lambda u: _value(u, Counter(), weights)))
+    if chosen:
+        return summary
+    if not units:
+        return LABEL
+    return _truncated(max(units, key=lambda u: _value(u, Counter(), weights)), budget_tokens)
+
+
+def _block(rows: list[str], name: str, *, last: bool) -> tuple[list[str], list[str]] | None:
+    """Return (rows inside the <name> block, rows outside it), or None if there is none.
+
+    The block opens at the first line `<name>` and closes at the first (or, with last, the
+    last) line `</name>` after it.
+    """
+    if f"<{name}>" not in rows:
+        return None
+    start = rows.index(f"<{name}>")
+    closes = [i for i, row in enumerate(rows) if i > start and row == f"</{name}>"]
+    if not closes:
+        return None
+    end = closes[-1] if last else closes[0]
+    return rows[start + 1 : end], rows[:start] + rows[end + 1 :]
+
+
+def parse_compaction_prompt(text: str) -> tuple[str, list[str], int]:
+    """Return (previous_summary, entry lines, budget tokens) read back from a compaction prompt.
+
+    The blocks are the ones `memory.prompts` renders: `<previous_summary>` ... and
+    `<entries>` ... `</entries>` on lines of their own, and a line `Token budget: N` outside
+    them. Free text with no entries block is taken as the entries; with no budget line the
+    budget is a quarter of the entries' tokens (at least 64).
+    """
+    rows = text.splitlines()
+    previous, rest = _block(rows, "previous_summary", last=False) or ([], rows)
+    entries, outside = _block(rest, "entries", last=True) or (rest, rest)
+    lines = [row for row in entries if row.strip() and not _BUDGET_LINE.fullmatch(row)]
+    budgets = _BUDGET_LINE.findall("\n".join(outside))
+    budget = int(budgets[-1]) if budgets else max(64, count_tokens("\n".join(lines)) // 4)
+    return "\n".join(previous).strip(), lines, budget

@@ -1,0 +1,293 @@
+"""The litellm adapter: offline provider round trip, request guard, errors become ProviderError."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memory import llm
+from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
+from memory.ports import Completer, Message
+from memory.prompts import compaction_messages
+from memory.summarize import LABEL
+from memory.tokens import count_tokens
+
+LINES = [
+    "Alice: Hi Bob! How are you?",
+    "Bob: Hey Alice! I moved to Lisbon on 3 May 2024 with my 2 cats, Miso and Tofu.",
+    "Alice: Wow, that's great!",
+    "Alice: I start my new job at Acme Corp on 12 June; the salary is 85,000 euros.",
+    "Bob: Congrats! Talk soon!",
+]
+TEST_PROVIDER = "membanktest"
+
+
+@pytest.fixture(scope="module")
+def litellm() -> Any:
+    """The litellm module with membank's provider registered (imported once, it is slow)."""
+    return llm._litellm()
+
+
+@pytest.fixture
+def real_requests(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Lift the request guard for one test; only mocked or local providers are called."""
+    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
+    previous = llm.allow_model_requests(True)
+    yield
+    llm.allow_model_requests(previous)
+
+
+@pytest.fixture
+def no_network(litellm: Any, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Replace litellm.completion/embedding with recorders that fail the test if called."""
+    calls: list[dict[str, Any]] = []
+
+    def refuse(**kwargs: Any) -> None:
+        calls.append(kwargs)
+        raise AssertionError(f"litellm was called: {kwargs.get('model')}")
+
+    monkeypatch.setattr(litellm, "completion", refuse)
+    monkeypatch.setattr(litellm, "embedding", refuse)
+    return calls
+
+
+class ScriptedProvider:
+    """Builds a litellm CustomLLM whose reply, error or embedding a test scripts."""
+
+    def __init__(self, litellm: Any) -> None:
+        from litellm.llms.custom_llm import CustomLLM
+
+        script = self
+
+        class Handler(CustomLLM):
+            def completion(self, *args: Any, **kwargs: Any) -> Any:
+                return script.reply(kwargs)
+
+            def embedding(self, *args: Any, **kwargs: Any) -> Any:
+                return script.embed(kwargs)
+
+        self.content: Any = "ok"
+        self.error: BaseException | None = None
+        self.vectors: Any = None
+        self.calls: list[dict[str, Any]] = []
+        self.litellm = litellm
+        self.handler = Handler()
+
+    def reply(self, kwargs: dict[str, Any]) -> Any:
+        self.calls.append(kwargs)
+        if self.error is not None:
+            raise self.error
+        message = {"role": "assistant", "content": self.content}
+        choice = {"index": 0, "finish_reason": "stop", "message": message}
+        return self.litellm.ModelResponse(model=kwargs["model"], choices=[choice])
+
+    def embed(self, kwargs: dict[str, Any]) -> Any:
+        if self.error is not None:
+            raise self.error
+        response = kwargs["model_response"]
+        vectors = self.vectors or [[float(len(t)), 1.0] for t in kwargs["input"]]
+        response.data = [
+            {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
+        ]
+        return response
+
+
+@pytest.fixture
+def scripted(
+    litellm: Any, monkeypatch: pytest.MonkeyPatch, real_requests: None
+) -> ScriptedProvider:
+    """A scripted local provider registered as `membanktest/*` for this test only."""
+    provider = ScriptedProvider(litellm)
+    entry = {"provider": TEST_PROVIDER, "custom_handler": provider.handler}
+    monkeypatch.setattr(litellm, "custom_provider_map", [*litellm.custom_provider_map, entry])
+    return provider
+
+
+def test_litellm_is_not_imported_until_a_model_is_called() -> None:
+    code = "import sys, memory.llm, memory.prompts; print('litellm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_offline_round_trip_through_litellm_completion(litellm: Any) -> None:
+    completer: Completer = llm.LiteLLMCompleter(llm.DEFAULT_COMPLETION_MODEL)
+    messages = compaction_messages("Keep facts.", "", LINES, budget_tokens=60)
+    reply = completer.complete(messages)
+    assert reply.startswith(LABEL + "\n")
+    assert count_tokens(reply) <= 60
+    assert "Bob: I moved to Lisbon on 3 May 2024 with my 2 cats" in reply
+    assert "12 June" in reply and "85,000 euros" in reply
+    assert "Talk soon" not in reply and "Hi Bob" not in reply
+    direct = litellm.completion(
+        model="membank/extractive", messages=[m.model_dump() for m in messages]
+    )
+    assert direct.choices[0].message.content == reply
+
+
+def test_offline_provider_carries_the_previous_summary_forward() -> None:
+    previous = f"{LABEL}\nCarol: Carol is allergic to peanuts."
+    messages = compaction_messages("", previous, LINES[:1], budget_tokens=40)
+    reply = llm.LiteLLMCompleter("membank/extractive").complete(messages)
+    assert "Carol: Carol is allergic to peanuts." in reply
+    assert reply.count(LABEL) == 1
+
+
+def test_offline_acompletion(litellm: Any) -> None:
+    messages = [m.model_dump() for m in compaction_messages("", "", LINES, 60)]
+    response = asyncio.run(litellm.acompletion(model="membank/extractive", messages=messages))
+    assert response.choices[0].message.content.startswith(LABEL)
+
+
+def test_registration_is_idempotent_and_keeps_other_providers(litellm: Any) -> None:
+    other = {"provider": "someoneelse", "custom_handler": object()}
+    litellm.custom_provider_map = [*litellm.custom_provider_map, other]
+    try:
+        llm._litellm()
+        llm._litellm()
+        providers = [item["provider"] for item in litellm.custom_provider_map]
+        assert providers.count("membank") == 1
+        assert "someoneelse" in providers
+    finally:
+        litellm.custom_provider_map.remove(other)
+
+
+def test_unknown_offline_model_is_a_provider_error(litellm: Any) -> None:
+    with pytest.raises(ProviderError, match=r"membank/nope.*unknown offline model"):
+        llm.LiteLLMCompleter("membank/nope", retries=0).complete(
+            [Message(role="user", content="x")]
+        )
+
+
+def test_guard_flag_blocks_real_models_before_litellm(
+    monkeypatch: pytest.MonkeyPatch, no_network: list[dict[str, Any]]
+) -> None:
+    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
+    previous = llm.allow_model_requests(False)
+    try:
+        assert not llm.model_requests_allowed()
+        with pytest.raises(ModelRequestsBlocked, match="openai/gpt-4o-mini"):
+            llm.LiteLLMCompleter("openai/gpt-4o-mini").complete(
+                [Message(role="user", content="hi")]
+            )
+        with pytest.raises(ModelRequestsBlocked):
+            llm.embed_texts("openai/text-embedding-3-small", ["hi"])
+    finally:
+        llm.allow_model_requests(previous)
+    assert no_network == []
+
+
+def test_guard_env_var_blocks_even_when_the_flag_allows(
+    monkeypatch: pytest.MonkeyPatch, no_network: list[dict[str, Any]], real_requests: None
+) -> None:
+    assert llm.model_requests_allowed()
+    monkeypatch.setenv(llm.BLOCK_ENV, "1")
+    assert not llm.model_requests_allowed()
+    with pytest.raises(ModelRequestsBlocked) as caught:
+        llm.LiteLLMCompleter("ollama/llama3.1").complete([Message(role="user", content="hi")])
+    assert isinstance(caught.value, ProviderError)
+    assert no_network == []
+
+
+def test_guard_lets_the_offline_provider_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(llm.BLOCK_ENV, "1")
+    previous = llm.allow_model_requests(False)
+    try:
+        reply = llm.LiteLLMCompleter("membank/extractive").complete(
+            compaction_messages("", "", LINES, 60)
+        )
+    finally:
+        llm.allow_model_requests(previous)
+    assert reply.startswith(LABEL)
+
+
+def test_mocked_reply_is_returned_stripped(litellm: Any, real_requests: None) -> None:
+    completer = llm.LiteLLMCompleter("openai/gpt-4o-mini", extra={"mock_response": "  Hi.\n"})
+    assert completer.complete([Message(role="user", content="hi")]) == "Hi."
+
+
+@pytest.mark.parametrize("content", ["", "   \n\t "])
+def test_empty_reply_is_a_provider_error(litellm: Any, real_requests: None, content: str) -> None:
+    completer = llm.LiteLLMCompleter("openai/gpt-4o-mini", extra={"mock_response": content})
+    with pytest.raises(ProviderError, match=r"'openai/gpt-4o-mini' returned an empty reply"):
+        completer.complete([Message(role="user", content="hi")])
+
+
+def test_provider_exception_is_a_provider_error_with_cause(
+    litellm: Any, real_requests: None
+) -> None:
+    completer = llm.LiteLLMCompleter(
+        "openai/gpt-4o-mini", retries=0, extra={"mock_response": Exception("quota exceeded")}
+    )
+    with pytest.raises(ProviderError, match=r"gpt-4o-mini.*quota exceeded") as caught:
+        completer.complete([Message(role="user", content="hi")])
+    assert caught.value.__cause__ is not None
+    assert "\n" not in str(caught.value)
+
+
+def test_timeout_is_a_provider_error(litellm: Any, real_requests: None) -> None:
+    completer = llm.LiteLLMCompleter(
+        "openai/gpt-4o-mini", timeout=0.01, retries=0, extra={"mock_timeout": True}
+    )
+    with pytest.raises(ProviderError, match=r"timed out after 0.01s"):
+        completer.complete([Message(role="user", content="hi")])
+
+
+def test_non_text_content_is_a_provider_error(scripted: ScriptedProvider) -> None:
+    scripted.content = None
+    completer = llm.LiteLLMCompleter(f"{TEST_PROVIDER}/tool-caller", retries=0)
+    with pytest.raises(ProviderError, match="returned no text"):
+        completer.complete([Message(role="user", content="hi")])
+
+
+def test_handler_error_is_a_provider_error(scripted: ScriptedProvider) -> None:
+    scripted.error = RuntimeError("connection reset by peer")
+    completer = llm.LiteLLMCompleter(f"{TEST_PROVIDER}/flaky", retries=0)
+    with pytest.raises(ProviderError, match="connection reset by peer"):
+        completer.complete([Message(role="user", content="hi")])
+
+
+def test_options_reach_the_provider(scripted: ScriptedProvider) -> None:
+    completer = llm.LiteLLMCompleter(
+        f"{TEST_PROVIDER}/m", temperature=0.3, max_output_tokens=77, retries=0
+    )
+    assert completer.complete([Message(role="system", content="s")]) == "ok"
+    (call,) = scripted.calls
+    assert call["optional_params"]["temperature"] == 0.3
+    assert call["optional_params"]["max_tokens"] == 77
+    assert call["messages"] == [{"role": "system", "content": "s"}]
+
+
+def test_embed_texts_returns_vectors_in_order(scripted: ScriptedProvider) -> None:
+    vectors = llm.embed_texts(f"{TEST_PROVIDER}/emb", ["a", "bbb"])
+    assert vectors == [[1.0, 1.0], [3.0, 1.0]]
+    assert llm.embed_texts(f"{TEST_PROVIDER}/emb", []) == []
+
+
+def test_embed_texts_errors_are_provider_errors(scripted: ScriptedProvider) -> None:
+    scripted.vectors = [[1.0, 2.0]]
+    with pytest.raises(ProviderError, match="returned 1 vectors for 2"):
+        llm.embed_texts(f"{TEST_PROVIDER}/emb", ["a", "b"])
+    scripted.vectors = None
+    scripted.error = RuntimeError("503 upstream")
+    with pytest.raises(ProviderError, match="503 upstream"):
+        llm.embed_texts(f"{TEST_PROVIDER}/emb", ["a"])
+
+
+def test_empty_model_name_and_no_messages_are_invalid_input() -> None:
+    with pytest.raises(InvalidInput):
+        llm.LiteLLMCompleter("  ")
+    with pytest.raises(InvalidInput):
+        llm.LiteLLMCompleter("membank/extractive").complete([])
+
+
+def test_describe_labels_offline_output() -> None:
+    assert llm.describe("membank/extractive") == "extractive (offline, no LLM)"
+    assert llm.is_offline("membank/extractive")
+    assert not llm.is_offline("openai/gpt-4o-mini")
+    assert "LLM via litellm" in llm.describe("openai/gpt-4o-mini")
+    assert llm.LiteLLMCompleter("membank/extractive").label == "extractive (offline, no LLM)"
