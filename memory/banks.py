@@ -78,6 +78,23 @@ def migrate_legacy(raw: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def _check_text(label: str, value: str | None) -> None:
+    """Reject text that cannot be stored: not UTF-8 (lone surrogates) or holding NUL."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{label} is not valid UTF-8 text: re-encode it as UTF-8") from exc
+    if "\x00" in value:
+        raise InvalidInput(f"{label} contains a NUL character: remove it")
+
+
+def _check_texts(request: BankCreate | BankUpdate) -> None:
+    for field in ("name", "description", "compaction_prompt"):
+        _check_text(f"bank {field}", getattr(request, field))
+
+
 def _check_values(
     *, name: str | None, max_tokens: int | None, max_turns: int | None, retention: int | None
 ) -> None:
@@ -103,6 +120,7 @@ def resolve_create(
     """Return the bank a create request describes: template, then explicit fields, then defaults."""
     sent = request.model_fields_set
     check_max_age_days(request.max_age_days, api_version)
+    _check_texts(request)
     template = get_template(request.template) if request.template else None
     bank_type = request.type or (template.type if template else None)
     if bank_type is None:
@@ -157,6 +175,7 @@ def apply_update(
                 f"{getattr(bank, field)!r}): create a new bank instead"
             )
     check_max_age_days(request.max_age_days, api_version)
+    _check_texts(request)
     changes: dict[str, Any] = {}
     for field in ("name", "description", "compaction_prompt", "retention_days"):
         if field in sent:
@@ -209,6 +228,7 @@ def create(
 
 def get(ctx: Context, ref: str) -> Bank:
     """Return the bank with id or name `ref` in this account; NotFound otherwise."""
+    _check_text("bank id or name", ref)
     rows = ctx.store.bank_rows(ctx.account, filters.equals("id", ref))
     if not rows:
         rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))

@@ -47,6 +47,14 @@ def _check_text(label: str, value: str) -> None:
         raise InvalidInput(f"{label} contains a NUL character: remove it")
 
 
+def _check_json(label: str, value: object) -> None:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{label} must be plain JSON data: {exc}") from exc
+    _check_text(label, text)
+
+
 def validate(bank: Bank, item: EntryIn) -> EntryIn:
     """Return `item` checked against the bank's type; InvalidInput says what is wrong."""
     _check_text("content", item.content)
@@ -81,6 +89,12 @@ def validate(bank: Bank, item: EntryIn) -> EntryIn:
             raise InvalidInput(
                 f"unknown memory type {item.memory_type!r}: use one of {', '.join(MEMORY_TYPES)}"
             )
+    if item.role is not None:
+        _check_text("role", item.role)
+        if not item.role.strip():
+            raise InvalidInput("role is blank: give a role (system, user, assistant, ...) or none")
+    _check_json("metadata", item.metadata)
+    _check_json("attachments", item.attachments)
     for tag in item.tags:
         _check_text("tag", tag)
         if not tag.strip() or len(tag) > MAX_TAG_LENGTH:
@@ -211,6 +225,7 @@ def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
 
 def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
     """Return the whole thread (every entry) of `key`, oldest first."""
+    _check_text("key", key)
     return read(ctx, bank, filters.equals("key", key))
 
 

@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from memory.context import Context, open_context
 from memory.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 
 def context(args: argparse.Namespace) -> Context:
     """Return the context for the storage URI given by --data or MEMBANK_URI."""
+    from memory.context import open_context  # lancedb is heavy: only commands that need it
+
     return open_context(getattr(args, "data", None))
 
 

@@ -1,0 +1,310 @@
+"""The `membank` command: JSON output, exit codes, one-line errors, nothing written on failure.
+
+A real process start costs seconds of imports on a small machine, so a few calls of each
+kind (JSON success, exit 2, exit 3, raw stdin bytes) run as real `membank` processes, side by
+side when they cannot affect each other; the other checks call the same entry point,
+`memory.cli.main`, in this process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from memory import banks, entries
+from memory.cli import main
+from memory.config import modes, templates
+from memory.context import Context, open_context
+from memory.models import BankCreate
+
+_SCRIPT = shutil.which("membank", path=str(Path(sys.executable).parent))
+MEMBANK = [_SCRIPT] if _SCRIPT else [sys.executable, "-c", "from memory.cli import run; run()"]
+BANK_FIELDS = {
+    "id",
+    "name",
+    "description",
+    "type",
+    "mode",
+    "compaction_prompt",
+    "max_tokens",
+    "max_turns",
+    "retention_days",
+    "created_at",
+    "updated_at",
+    "account",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished membank command."""
+
+    args: tuple[str | bytes, ...]
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        """Return stdout parsed as JSON, after checking the command succeeded."""
+        assert self.code == 0, (self.args, self.code, self.err)
+        return json.loads(self.out)
+
+    def failed(self, code: int, *words: str) -> None:
+        """Check the exit code, an empty stdout and a one-line stderr naming `words`."""
+        assert self.code == code, (self.args, self.code, self.out, self.err)
+        assert self.out == "", self.out
+        message = self.err.strip()
+        assert message and "\n" not in message, self.err
+        assert "Traceback" not in message
+        for word in words:
+            assert word.lower() in message.lower(), (word, message)
+
+
+Call = tuple[Sequence[str | bytes], bytes | None]
+
+
+def _argv(data: Path, args: Sequence[str | bytes]) -> list[str | bytes]:
+    return list(args) if "--data" in args else [*args, "--data", str(data)]
+
+
+def process(data: Path, *args: str | bytes, stdin: bytes | None = None) -> Run:
+    """Run `membank ARGS --data DATA` as a real process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMBANK_")}
+    env.update(MEMBANK_ACCOUNT="local", MEMBANK_BLOCK_MODEL_REQUESTS="1")
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    done = subprocess.run(
+        [*MEMBANK, *_argv(data, args)],
+        input=stdin or b"",
+        capture_output=True,
+        env=env,
+        cwd=data.parent,
+        timeout=300,
+        check=False,
+    )
+    return Run(
+        tuple(args),
+        done.returncode,
+        done.stdout.decode("utf-8"),
+        done.stderr.decode("utf-8", "replace"),
+    )
+
+
+def processes(data: Path, calls: Sequence[Call]) -> list[Run]:
+    """Run independent membank processes (reads and rejected writes) side by side."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(lambda call: process(data, *call[0], stdin=call[1]), calls))
+
+
+def here(data: Path, *args: str, stdin: bytes = b"") -> Run:
+    """Run `membank ARGS --data DATA` through `memory.cli.main` in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    fake_stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    with redirect_stdout(out), redirect_stderr(err), mock.patch.object(sys, "stdin", fake_stdin):
+        try:
+            code = main([str(a) for a in _argv(data, args)])
+        except SystemExit as exc:  # argparse errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return Run(tuple(args), code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _local_account(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("MEMBANK_URI", "MEMBANK_ACCOUNT"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def _local(data: Path) -> Context:
+    return open_context(str(data), account="local")
+
+
+def test_bank_templates_and_modes_commands(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    listed_templates, negative, created = processes(
+        data,
+        [
+            (["templates", "--json"], None),
+            (["bank", "create", "--name", "neg", "--type", "general", "--max-tokens", "-1"], None),
+            (
+                [
+                    *("bank", "create", "--name", "support", "--type", "conversation"),
+                    *("--max-tokens", "500", "--retention-days", "30", "--json"),
+                ],
+                None,
+            ),
+        ],
+    )
+    found = listed_templates.json()
+    assert len(found) >= 6
+    assert {t["name"] for t in found} == set(templates())
+    assert all({"type", "mode", "retention_days", "compaction_prompt"} <= set(t) for t in found)
+    negative.failed(2, "--max-tokens", "negative")
+
+    support = created.json()
+    assert set(support) >= BANK_FIELDS
+    assert (support["name"], support["type"], support["mode"]) == (
+        "support",
+        "conversation",
+        "balanced",
+    )
+    assert (support["max_tokens"], support["max_turns"], support["retention_days"]) == (
+        500,
+        None,
+        30,
+    )
+    assert support["account"] == "local"
+
+    listed_modes = here(data, "modes", "--json").json()
+    assert {m["name"]: m["dims"] for m in listed_modes} == {
+        name: mode.dims for name, mode in modes().items()
+    }
+    # global options before the subcommand work too
+    prefs = here(
+        data,
+        *("--json", "--data", str(data), "bank", "create", "--name", "prefs"),
+        *("--template", "user-preferences", "--max-turns", "0"),
+    ).json()
+    template = templates()["user-preferences"]
+    assert (prefs["type"], prefs["mode"], prefs["retention_days"]) == (
+        template.type,
+        template.mode,
+        template.retention_days,
+    )
+    assert prefs["compaction_prompt"] == template.compaction_prompt
+    assert prefs["max_tokens"] == template.max_tokens and prefs["max_turns"] is None
+    general = here(data, "bank", "create", "--name", "notes", "--type", "general", "--json")
+    assert general.json()["retention_days"] is None  # type-aware default on the CLI
+
+    updated = here(
+        data,
+        *("bank", "update", "support", "--max-turns", "5", "--retention-indefinite"),
+        *("--description", "help desk", "--json"),
+    ).json()
+    assert (updated["id"], updated["max_turns"], updated["retention_days"]) == (
+        support["id"],
+        5,
+        None,
+    )
+    assert updated["description"] == "help desk" and updated["max_tokens"] == 500
+
+    retype, unknown, bad_mode = processes(
+        data,
+        [
+            (["bank", "update", "support", "--type", "general", "--max-turns", "9"], None),
+            (["bank", "show", "no-such-bank", "--json"], None),
+            (["bank", "create", "--name", "bad", "--type", "general", "--mode", "turbo"], None),
+        ],
+    )
+    retype.failed(2, "type")
+    unknown.failed(3, "no-such-bank")
+    bad_mode.failed(2, "turbo", *modes())
+    here(data, "bank", "update", "support", "--mode", "fast").failed(2, "mode")
+    here(data, "bank", "update", "support", "--type", "bogus").failed(2, "type")
+    here(data, "bank", "update", "support", "--max-tokens", "-3").failed(2, "negative")
+    here(data, "bank", "create", "--name", "bad", "--template", "nope").failed(
+        2, "nope", *templates()
+    )
+    here(data, "bank", "create", "--name", "support", "--type", "general").failed(2, "support")
+    here(data, "bank", "delete", "no-such-bank").failed(3, "no-such-bank")
+
+    listed = here(data, "bank", "list", "--type", "conversation", "--json").json()
+    assert [b["name"] for b in listed] == ["support"]
+    assert [b["name"] for b in here(data, "bank", "list", "--json").json()] == [
+        "support",
+        "prefs",
+        "notes",
+    ]
+    assert here(data, "bank", "show", prefs["id"], "--json").json() == prefs
+    assert here(data, "bank", "show", "support", "--json").json() == updated  # nothing changed
+    ctx = _local(data)
+    assert banks.get(ctx, "support").model_dump(mode="json") == updated
+    assert sorted(b.name for b in banks.list_banks(ctx)) == ["notes", "prefs", "support"]
+
+    deleted = here(data, "bank", "delete", "prefs", "--json").json()
+    assert deleted["deleted"]["id"] == prefs["id"]
+    assert not (data / f"entries_{prefs['id']}.lance").exists()
+    assert sorted(b.name for b in banks.list_banks(_local(data))) == ["notes", "support"]
+    assert not (tmp_path / ".membank").exists()  # --data was honoured everywhere
+
+
+def test_entry_commands(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    chat = banks.create(_local(data), BankCreate(name="chat", type="conversation"))
+
+    reply_text = "Sorry about that: the refund is issued, ünïcode and all."
+    first = here(
+        data,
+        *("write", "chat", "--key", "t1", "--speaker", "ann", "--role", "user"),
+        *("--tag", "billing", "--tag", "urgent", "--json"),
+        "My invoice shows a double charge for March.",
+    ).json()
+    assert (first["key"], first["speaker"], first["role"]) == ("t1", "ann", "user")
+    assert first["tags"] == ["billing", "urgent"]
+    assert first["content"] == "My invoice shows a double charge for March."
+
+    second_run, not_utf8, no_speaker = processes(
+        data,
+        [
+            (
+                ["write", "chat", "--key", "t1", "--speaker", "agent", "-", "--json"],
+                reply_text.encode("utf-8"),
+            ),
+            (["write", "chat", "--key", "t1", "--speaker", "ann", "-"], b"caf\xe9 \xff\xfe"),
+            (["write", "chat", "--key", "t1", "no speaker here"], None),
+        ],
+    )
+    not_utf8.failed(2, "UTF-8")
+    no_speaker.failed(2, "speaker")
+    second = second_run.json()
+    assert (second["content"], second["speaker"]) == (reply_text, "agent")
+
+    hits = here(
+        data,
+        *("search", "chat", "double charge", "--key", "t1", "--tag", "billing", "-k", "5"),
+        "--json",
+    ).json()
+    assert [h["entry"]["id"] for h in hits] == [first["id"]]  # the tag filter drops the reply
+    assert hits[0]["entry"]["content"] == first["content"] and hits[0]["score"] > 0
+    both = here(data, "search", "chat", "refund for the double charge", "--json").json()
+    assert {h["entry"]["id"] for h in both} == {first["id"], second["id"]}
+    assert here(data, "search", "chat", "refund", "--speaker", "nobody", "--json").json() == []
+    loaded = here(data, "load", "chat", "--key", "t1", "--json").json()
+    assert [e["id"] for e in loaded] == [first["id"], second["id"]]
+
+    here(data, "write", "chat", "--key", "t1", "--speaker", "ann", "   ").failed(2, "empty")
+    here(data, "write", "chat", "--key", "t1", "--speaker", "ann", "a\udcffb").failed(2, "UTF-8")
+    here(data, "search", "chat", "refund", "--since", "last tuesday").failed(2, "--since")
+    here(data, "search", "chat", "refund", "-k", "0").failed(2, "-k")
+    here(data, "search", "chat", "   ").failed(2, "empty")
+    here(data, "forget", "chat", "no-such-entry").failed(3, "no-such-entry")
+    here(data, "load", "no-such-bank", "--key", "t1").failed(3, "no-such-bank")
+    here(data, "write", "no-such-bank", "--key", "t1", "--speaker", "a", "hi").failed(3)
+
+    ctx = _local(data)
+    assert [e.id for e in entries.load(ctx, chat, "t1")] == [first["id"], second["id"]]
+    assert ctx.store.count(chat.id, 384) == 2  # the rejected writes wrote nothing
+
+    forgotten = here(data, "forget", "chat", first["id"], "--json").json()
+    assert forgotten == {"forgotten": first["id"]}
+    assert [e.id for e in entries.load(_local(data), chat, "t1")] == [second["id"]]
+
+    reset = here(data, "bank", "reset-source", "chat", "--json").json()
+    assert reset["reset"]["id"] == chat.id
+    ctx = _local(data)
+    assert entries.load(ctx, chat, "t1") == []
+    assert not ctx.store.has_entries_table(chat.id)
+    assert banks.get(ctx, "chat").retention_days == 90  # the config stays
+    assert here(data, "load", "chat", "--key", "t1", "--json").json() == []

@@ -1,0 +1,346 @@
+"""Entries on a real LanceDB: validation by bank type, atomic batches, order, chunking, forget."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memory.store.lance as lance_store
+from memory import banks, entries, search, tokens
+from memory.clock import FixedClock
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import InvalidInput, NotFound
+from memory.models import MEMORY_TYPES, Bank, BankCreate, EntryIn, SearchQuery
+from memory.store import filters
+
+
+@pytest.fixture
+def conv(ctx: Context) -> Bank:
+    """A conversation bank in the default mode."""
+    return banks.create(ctx, BankCreate(name="conv", type="conversation"))
+
+
+@pytest.fixture
+def gen(ctx: Context) -> Bank:
+    """A general bank in the default mode."""
+    return banks.create(ctx, BankCreate(name="gen", type="general"))
+
+
+def _rows(ctx: Context, bank: Bank, where: str | None = None) -> int:
+    return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+
+
+def _said(key: str, content: str, speaker: str = "ann", **extra: Any) -> EntryIn:
+    return EntryIn(key=key, content=content, speaker=speaker, **extra)
+
+
+# validation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("speaker", [None, "", "   "])
+def test_conversation_entry_needs_a_speaker(ctx: Context, conv: Bank, speaker: str | None) -> None:
+    with pytest.raises(InvalidInput, match="speaker"):
+        entries.write(ctx, conv, [EntryIn(key="k", content="hi", speaker=speaker)])
+    assert _rows(ctx, conv) == 0
+
+
+def test_general_entry_rejects_speaker_and_role(ctx: Context, gen: Bank) -> None:
+    with pytest.raises(InvalidInput, match="speaker"):
+        entries.write(ctx, gen, [EntryIn(key="k", content="hi", speaker="ann")])
+    with pytest.raises(InvalidInput, match="role"):
+        entries.write(ctx, gen, [EntryIn(key="k", content="hi", role="user")])
+    assert _rows(ctx, gen) == 0
+
+
+@pytest.mark.parametrize("content", ["", " ", "\n\t  \r\n"])
+def test_empty_content_is_invalid(ctx: Context, conv: Bank, gen: Bank, content: str) -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        entries.write(ctx, conv, [_said("k", content)])
+    with pytest.raises(InvalidInput, match="empty"):
+        entries.write(ctx, gen, [EntryIn(key="k", content=content)])
+    assert _rows(ctx, conv) == _rows(ctx, gen) == 0
+
+
+def test_oversized_content_is_invalid_counted_in_utf8_bytes(ctx: Context, gen: Bank) -> None:
+    limit = entries.MAX_CONTENT_BYTES
+    with pytest.raises(InvalidInput, match="split"):
+        entries.write(ctx, gen, [EntryIn(key="k", content="a" * (limit + 1))])
+    # fewer characters than the limit, but more bytes
+    with pytest.raises(InvalidInput, match="bytes"):
+        entries.write(ctx, gen, [EntryIn(key="k", content="é" * (limit // 2 + 1))])
+    assert _rows(ctx, gen) == 0
+    (entry,) = entries.write(ctx, gen, [EntryIn(key="k", content="word " * (limit // 5))])
+    assert len(entries.load(ctx, gen, "k")[0].content.encode()) == limit
+    assert entry.token_count > 0
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        _said("k", "lone surrogate \ud800 here"),
+        _said("k\udcff", "fine text"),
+        _said("k", "fine text", speaker="ann\udc80"),
+        _said("k", "fine text", tags=["ok", "bad\udfff"]),
+        _said("k", "fine text", role="us\udfffer"),
+        _said("k", "fine text", metadata={"source": "mail \udc80"}),
+        _said("k", "fine text", attachments=[{"name": "f\ud800.pdf"}]),
+    ],
+    ids=["content", "key", "speaker", "tag", "role", "metadata", "attachments"],
+)
+def test_non_utf8_text_is_invalid(ctx: Context, conv: Bank, item: EntryIn) -> None:
+    with pytest.raises(InvalidInput, match="UTF-8"):
+        entries.write(ctx, conv, [item])
+    assert _rows(ctx, conv) == 0
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        _said("k", "null \x00 byte"),
+        _said("k\x00", "text"),
+        _said("k", "text", speaker="a\x00n"),
+        _said("k", "text", role="us\x00er"),
+        _said("k", "text", tags=["t\x00"]),
+    ],
+    ids=["content", "key", "speaker", "role", "tag"],
+)
+def test_nul_is_invalid(ctx: Context, conv: Bank, item: EntryIn) -> None:
+    with pytest.raises(InvalidInput, match="NUL"):
+        entries.write(ctx, conv, [item])
+    assert _rows(ctx, conv) == 0
+
+
+@pytest.mark.parametrize("key", ["", "   ", "k" * (entries.MAX_KEY_LENGTH + 1)])
+def test_bad_key_is_invalid(ctx: Context, conv: Bank, key: str) -> None:
+    with pytest.raises(InvalidInput, match="key"):
+        entries.write(ctx, conv, [_said(key, "text")])
+    assert _rows(ctx, conv) == 0
+
+
+def test_memory_types(ctx: Context, conv: Bank, gen: Bank) -> None:
+    written = entries.write(
+        ctx, gen, [EntryIn(key="u1", content=f"a {t}", memory_type=t) for t in MEMORY_TYPES]
+    )
+    assert [e.memory_type for e in entries.load(ctx, gen, "u1")] == list(MEMORY_TYPES)
+    assert [e.memory_type for e in written] == list(MEMORY_TYPES)
+    with pytest.raises(InvalidInput, match="fact"):
+        entries.write(ctx, gen, [EntryIn(key="u1", content="x", memory_type="opinion")])
+    with pytest.raises(InvalidInput, match="general"):
+        entries.write(ctx, conv, [_said("k", "x", memory_type="fact")])
+    assert len(entries.load(ctx, gen, "u1")) == len(MEMORY_TYPES)
+    assert _rows(ctx, conv) == 0
+
+
+def test_roles_tags_metadata_and_attachments_round_trip(ctx: Context, conv: Bank) -> None:
+    item = _said(
+        "k",
+        "see the attached invoice",
+        role="tool",
+        tags=["billing", "urgent"],
+        metadata={"ticket": 42, "lang": "fr"},
+        attachments=[{"name": "invoice.pdf", "size": 1200}],
+    )
+    (written,) = entries.write(ctx, conv, [item])
+    (loaded,) = entries.load(ctx, conv, "k")
+    assert loaded == written
+    assert (loaded.speaker, loaded.role, loaded.tags) == ("ann", "tool", ["billing", "urgent"])
+    assert loaded.metadata == {"ticket": 42, "lang": "fr"}
+    assert loaded.attachments == [{"name": "invoice.pdf", "size": 1200}]
+    assert loaded.token_count == tokens.count_tokens("see the attached invoice")
+
+
+@pytest.mark.parametrize("role", ["", "  "])
+def test_blank_role_is_invalid(ctx: Context, conv: Bank, role: str) -> None:
+    with pytest.raises(InvalidInput, match="role"):
+        entries.write(ctx, conv, [_said("k", "text", role=role)])
+    assert _rows(ctx, conv) == 0
+
+
+def test_metadata_must_be_plain_json(ctx: Context, conv: Bank) -> None:
+    with pytest.raises(InvalidInput, match="metadata"):
+        entries.write(ctx, conv, [_said("k", "text", metadata={"when": object()})])
+    assert _rows(ctx, conv) == 0
+
+
+def test_load_with_a_nul_key_is_invalid(ctx: Context, conv: Bank) -> None:
+    with pytest.raises(InvalidInput, match="NUL"):
+        entries.load(ctx, conv, "k\x00")
+
+
+@pytest.mark.parametrize("tag", ["", "  ", "t" * (entries.MAX_TAG_LENGTH + 1)])
+def test_bad_tag_is_invalid(ctx: Context, gen: Bank, tag: str) -> None:
+    with pytest.raises(InvalidInput, match="tag"):
+        entries.write(ctx, gen, [EntryIn(key="k", content="x", tags=["fine", tag])])
+    assert _rows(ctx, gen) == 0
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        EntryIn(key="k", content="no speaker"),
+        _said("k", ""),
+        _said("k", "x" * (entries.MAX_CONTENT_BYTES + 1)),
+        _said("k", "bad \ud800"),
+        _said("k", "nul \x00"),
+        _said("", "no key"),
+        _said("k", "bad tag", tags=[""]),
+    ],
+    ids=["speaker", "empty", "oversized", "surrogate", "nul", "key", "tag"],
+)
+def test_nothing_is_written_when_any_item_is_invalid(
+    ctx: Context, conv: Bank, bad: EntryIn
+) -> None:
+    entries.write(ctx, conv, [_said("k", "already there")])
+    before = _rows(ctx, conv)
+    batch = [_said("k", "first good one"), _said("k", "second good one"), bad]
+    with pytest.raises(InvalidInput):
+        entries.write(ctx, conv, batch)
+    assert _rows(ctx, conv) == before == 1
+    assert [e.content for e in entries.load(ctx, conv, "k")] == ["already there"]
+
+
+# load -------------------------------------------------------------------------------------
+
+
+def test_load_returns_the_thread_in_write_order(ctx: Context, conv: Bank) -> None:
+    # the clock does not move: order must come from the write order, not the timestamps
+    entries.write(ctx, conv, [_said("t1", "zero", speaker="bob")])
+    entries.write(ctx, conv, [_said("t1", "one"), _said("t2", "elsewhere"), _said("t1", "two")])
+    entries.write(ctx, conv, [_said("t1", "three", speaker="bob")])
+    entries.write(ctx, conv, [_said("t1", "four"), _said("t1", "five", speaker="bob")])
+    thread = entries.load(ctx, conv, "t1")
+    assert [e.content for e in thread] == ["zero", "one", "two", "three", "four", "five"]
+    assert [e.speaker for e in thread] == ["bob", "ann", "ann", "bob", "ann", "bob"]
+    assert [e.content for e in entries.load(ctx, conv, "t2")] == ["elsewhere"]
+    assert entries.load(ctx, conv, "t3") == []
+
+
+def test_load_orders_by_time_across_writes(ctx: Context, conv: Bank, clock: FixedClock) -> None:
+    for i in range(5):
+        entries.write(ctx, conv, [_said("k", f"turn {i}")])
+        clock.advance(timedelta(seconds=30))
+    thread = entries.load(ctx, conv, "k")
+    assert [e.content for e in thread] == [f"turn {i}" for i in range(5)]
+    assert [e.created_at for e in thread] == sorted(e.created_at for e in thread)
+
+
+def test_get_entry_and_unknown_id(ctx: Context, conv: Bank) -> None:
+    (entry,) = entries.write(ctx, conv, [_said("k", "hello")])
+    assert entries.get_entry(ctx, conv, entry.id) == entry
+    with pytest.raises(NotFound):
+        entries.get_entry(ctx, conv, "no-such-id")
+    with pytest.raises(NotFound):
+        entries.forget(ctx, conv, "no-such-id")
+
+
+# chunking ---------------------------------------------------------------------------------
+
+
+def _long_text(words: int, tail: str = "") -> str:
+    vocab = ["river", "stone", "lantern", "copper", "meadow", "harbor", "violet", "engine"]
+    body = " ".join(f"{vocab[i % len(vocab)]}{i}" for i in range(words))
+    return f"{body} {tail}".strip()
+
+
+def _expected_chunks(text: str, size: int, overlap: int) -> list[str]:
+    ids = tokens.encode(text)
+    if len(ids) <= size:
+        return [text]
+    step = size - overlap
+    count = 1 + math.ceil((len(ids) - size) / step)
+    return [tokens.decode(ids[i * step : i * step + size]) for i in range(count)]
+
+
+@pytest.mark.parametrize("mode", ["fast", "balanced", "accurate"])
+def test_long_entry_is_chunked_by_the_mode(ctx: Context, mode: str) -> None:
+    bank = banks.create(ctx, BankCreate(name=mode, type="general", mode=mode))
+    spec = get_mode(mode)
+    text = _long_text(400, tail="zanzibarquartz")
+    short = EntryIn(key="k", content="a short note about river stones")
+    (entry, note) = entries.write(ctx, bank, [EntryIn(key="k", content=text), short])
+
+    expected = _expected_chunks(text, spec.chunk_size, spec.chunk_overlap)
+    assert len(expected) >= 3
+    table = ctx.store.scan(bank.id, spec.dims, where=filters.equals("entry_id", entry.id))
+    rows = sorted(table.to_pylist(), key=lambda r: r["chunk_index"])
+    assert [r["text"] for r in rows] == expected
+    assert {r["chunk_count"] for r in rows} == {len(expected)}
+    assert all(len(tokens.encode(r["text"])) <= spec.chunk_size for r in rows)
+    assert _rows(ctx, bank, filters.equals("entry_id", note.id)) == 1
+    assert entry.token_count == tokens.count_tokens(text)
+
+    # one entry in load, with the whole text
+    assert [(e.id, e.content) for e in entries.load(ctx, bank, "k")] == [
+        (entry.id, text),
+        (note.id, note.content),
+    ]
+    # one hit in search, found by its last chunk, carrying the whole text
+    for method in ("hybrid", "fts", "vector"):
+        hits = search.search(
+            ctx, bank, SearchQuery(text="zanzibarquartz river0", method=method, k=10)
+        )
+        ids = [h.entry.id for h in hits]
+        assert ids.count(entry.id) == 1, method
+        assert len(ids) == len(set(ids))
+    (hit,) = search.search(ctx, bank, SearchQuery(text="zanzibarquartz", method="fts"))
+    assert hit.entry.id == entry.id
+    assert hit.chunk_index == len(expected) - 1
+    assert "zanzibarquartz" in hit.chunk_text
+    assert hit.entry.content == text
+
+
+def test_short_entry_is_one_chunk(ctx: Context, gen: Bank) -> None:
+    (entry,) = entries.write(ctx, gen, [EntryIn(key="k", content="just a few words")])
+    assert _rows(ctx, gen, filters.equals("entry_id", entry.id)) == 1
+
+
+# forget -----------------------------------------------------------------------------------
+
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["unindexed", "indexed"])
+def test_forget_removes_the_entry_everywhere_for_good(
+    ctx: Context,
+    conv: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    indexed: bool,
+) -> None:
+    if indexed:  # fold every write into the key and full-text indices
+        monkeypatch.setattr(lance_store, "REINDEX_EVERY", 1)
+    marker = "qxforgetmarker7731"
+    secret = _long_text(300, tail=f"my card number is {marker}") + f" {marker}"
+    keep = entries.write(ctx, conv, [_said("k", "first message about the weather")])[0]
+    gone = entries.write(ctx, conv, [_said("k", secret)])[0]
+    later = entries.write(ctx, conv, [_said("k", "last message about the weather")])[0]
+    dims = get_mode(conv.mode).dims
+    assert _rows(ctx, conv, filters.equals("entry_id", gone.id)) > 1
+    assert _files_containing(tmp_path / "db", marker.encode())  # the scan can see it
+    assert ctx.store.version_count(conv.id, dims) > 1
+
+    forgotten = entries.forget(ctx, conv, gone.id)
+
+    assert forgotten.id == gone.id
+    assert [e.id for e in entries.load(ctx, conv, "k")] == [keep.id, later.id]
+    assert _rows(ctx, conv, filters.equals("entry_id", gone.id)) == 0
+    for method in ("hybrid", "vector", "fts"):
+        hits = search.search(ctx, conv, SearchQuery(text=f"card number {marker}", method=method))
+        assert gone.id not in {h.entry.id for h in hits}, method
+    assert search.search(ctx, conv, SearchQuery(text=marker, method="fts")) == []
+    with pytest.raises(NotFound):
+        entries.get_entry(ctx, conv, gone.id)
+    assert ctx.store.version_count(conv.id, dims) == 1
+    assert _files_containing(tmp_path / "db", marker.encode()) == []
+    with pytest.raises(NotFound):
+        entries.forget(ctx, conv, gone.id)
+    # the bank still works after pruning
+    entries.write(ctx, conv, [_said("k", "after the forget")])
+    assert [e.content for e in entries.load(ctx, conv, "k")][-1] == "after the forget"

@@ -1,0 +1,169 @@
+"""The LanceDB store on tmp_path: provisioning, indices, filters, pruning, several store handles."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import memory.store.lance as lance_store
+from memory import banks, entries, search
+from memory.config import get_mode
+from memory.context import Context
+from memory.models import Bank, BankCreate, BankUpdate, EntryIn, SearchQuery
+from memory.store import LanceStore, filters
+from memory.store.schema import ENTRY_COLUMNS
+
+
+@pytest.fixture
+def gen(ctx: Context) -> Bank:
+    """A general bank in the default mode."""
+    return banks.create(ctx, BankCreate(name="gen", type="general"))
+
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def _second_handle(ctx: Context) -> Context:
+    """Another store on the same folder, as a second worker or CLI process would open it."""
+    return Context(
+        store=LanceStore(ctx.store.uri), account=ctx.account, clock=ctx.clock, embedder=ctx.embedder
+    )
+
+
+# filters ---------------------------------------------------------------------------------
+
+
+def test_literal_escapes_quotes_and_rejects_nul() -> None:
+    assert filters.literal("x' OR '1'='1") == "'x'' OR ''1''=''1'"
+    assert filters.equals("key", "it's") == "key = 'it''s'"
+    assert filters.one_of("entry_id", []) == "false"
+    assert filters.one_of("entry_id", ["a'", "b"]) == "entry_id IN ('a''', 'b')"
+    with pytest.raises(ValueError, match="NUL"):
+        filters.literal("a\x00b")
+
+
+def test_entry_filter_and_conjoin() -> None:
+    assert filters.entry_filter() is None
+    assert filters.conjoin(None, "", None) is None
+    assert filters.conjoin("a = 1", None, "b = 2") == "(a = 1) AND (b = 2)"
+    where = filters.entry_filter(
+        key="k'", tags=["t"], speaker="s", since=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    assert where is not None
+    assert "key = 'k'''" in where and "speaker = 's'" in where and "array_has_all" in where
+    assert "2026-01-01T00:00:00" in where
+
+
+# provisioning ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fast", "balanced", "accurate"])
+def test_bank_table_has_mode_dims_key_index_and_fts_index(ctx: Context, mode: str) -> None:
+    bank = banks.create(ctx, BankCreate(name=mode, type="general", mode=mode))
+    dims = get_mode(mode).dims
+    table = ctx.store.entries_table(bank.id, dims, create=False)
+    assert table is not None
+    assert table.schema.field("vector").type.list_size == dims
+    indices = {index.name: index.index_type for index in table.list_indices()}
+    assert indices.get("key_idx") == "BTree"
+    assert indices.get("text_idx") == "FTS"
+
+
+def test_unprovisioned_table_reads_empty(ctx: Context, gen: Bank) -> None:
+    dims = get_mode(gen.mode).dims
+    banks.reset_source(ctx, gen.id)
+    assert not ctx.store.has_entries_table(gen.id)
+    assert ctx.store.scan(gen.id, dims).column_names == ENTRY_COLUMNS
+    assert ctx.store.scan(gen.id, dims).num_rows == 0
+    assert ctx.store.count(gen.id, dims) == 0
+    assert ctx.store.version_count(gen.id, dims) == 0
+    assert list(ctx.store.scan_batches(gen.id, dims)) == []
+    ctx.store.delete_where(gen.id, dims, "true")  # nothing to delete, no table created
+    assert not ctx.store.has_entries_table(gen.id)
+
+
+def test_put_bank_raw_replaces_by_id(ctx: Context, gen: Bank) -> None:
+    ctx.store.put_bank(gen.model_copy(update={"description": "changed"}))
+    rows = ctx.store.bank_rows(ctx.account)
+    assert len(rows) == 1 and rows[0]["description"] == "changed"
+
+
+# writes, reindexing, deletes ----------------------------------------------------------------
+
+
+def test_rows_are_folded_into_the_indices_and_stay_searchable(
+    ctx: Context, gen: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance_store, "REINDEX_EVERY", 3)
+    dims = get_mode(gen.mode).dims
+    for i in range(4):
+        entries.write(ctx, gen, [EntryIn(key=f"k{i % 2}", content=f"tulip bulb order {i}")])
+    table = ctx.store.entries_table(gen.id, dims)
+    assert table is not None
+    assert table.index_stats("key_idx").num_unindexed_rows < 3
+    assert table.index_stats("text_idx").num_indexed_rows >= 3
+    entries.write(ctx, gen, [EntryIn(key="k1", content="tulip bulb order late")])
+    assert [e.content for e in entries.load(ctx, gen, "k1")] == [
+        "tulip bulb order 1",
+        "tulip bulb order 3",
+        "tulip bulb order late",
+    ]
+    for method in ("hybrid", "vector", "fts"):
+        hits = search.search(ctx, gen, SearchQuery(text="tulip late", key="k1", method=method))
+        assert {h.entry.key for h in hits} == {"k1"}
+        assert len(hits) == 3
+
+
+def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Path) -> None:
+    dims = get_mode(gen.mode).dims
+    a, b = entries.write(
+        ctx, gen, [EntryIn(key="k", content="keepme"), EntryIn(key="k", content="zzdropme991")]
+    )
+    entries.write(ctx, gen, [EntryIn(key="k", content="another write")])
+    assert ctx.store.version_count(gen.id, dims) > 1
+    entries.delete_ids(ctx, gen, [b.id], prune=False)
+    assert ctx.store.version_count(gen.id, dims) > 1
+    assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
+    ctx.store.prune(gen.id, dims)
+    assert ctx.store.version_count(gen.id, dims) == 1
+    assert _files_containing(tmp_path / "db", b"zzdropme991") == []
+    assert [e.id for e in entries.load(ctx, gen, "k")][:1] == [a.id]
+
+
+def test_deleted_bank_record_leaves_no_copy_in_the_registry(ctx: Context, tmp_path: Path) -> None:
+    marker = "zzregistrymarker4417"
+    bank = banks.create(ctx, BankCreate(name="doomed", type="general", description=marker))
+    banks.update(ctx, bank.id, BankUpdate(max_turns=3))
+    assert _files_containing(tmp_path / "db" / "banks.lance", marker.encode())
+    banks.delete(ctx, bank.id)
+    assert _files_containing(tmp_path / "db", marker.encode()) == []
+
+
+# several handles on one folder (CLI processes, workers) --------------------------------------
+
+
+def test_second_handle_sees_writes_resets_and_reprovisioning(ctx: Context, gen: Bank) -> None:
+    other = _second_handle(ctx)
+    entries.write(ctx, gen, [EntryIn(key="k", content="one")])
+    assert [e.content for e in entries.load(other, gen, "k")] == ["one"]  # caches its handle
+
+    banks.reset_source(ctx, gen.id)
+    assert entries.load(other, gen, "k") == []
+    assert search.search(other, gen, SearchQuery(text="one")) == []
+
+    entries.write(ctx, gen, [EntryIn(key="k", content="two")])
+    assert [e.content for e in entries.load(other, gen, "k")] == ["two"]
+    entries.write(other, gen, [EntryIn(key="k", content="three")])
+    assert [e.content for e in entries.load(ctx, gen, "k")] == ["two", "three"]
+
+
+def test_second_handle_sees_deleted_bank_as_gone(ctx: Context, gen: Bank) -> None:
+    other = _second_handle(ctx)
+    entries.write(ctx, gen, [EntryIn(key="k", content="one")])
+    assert len(entries.load(other, gen, "k")) == 1
+    banks.delete(ctx, gen.id)
+    assert entries.load(other, gen, "k") == []
+    assert banks.list_banks(other) == []
