@@ -36,3 +36,8 @@ lint: install
 
 typecheck: install
 	$(UV) run --frozen mypy memory
+
+# Local Prefect server + `membank` process work pool + prefect.yaml deployments + a worker.
+# Ctrl-C stops all of it. PORT=4200 by default; storage from MEMBANK_URI (default .membank).
+serve: install
+	$(UV) run --frozen membank serve --port $(or $(PORT),4200)

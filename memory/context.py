@@ -35,6 +35,8 @@ def open_context(
     uri: str | None = None, *, account: str | None = None, settings: Settings | None = None
 ) -> Context:
     """Return a context on the LanceDB at `uri` (default: MEMBANK_URI or `.membank`)."""
+    import memory.compaction  # noqa: F401  (registers inline compaction after every write)
+
     resolved = settings or Settings()
     store = LanceStore(uri or resolved.uri)
     return Context(store=store, account=account or resolved.account, settings=resolved)

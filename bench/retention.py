@@ -1,0 +1,166 @@
+"""Retention over 1,000,000 entries: membank's final delete vs a raw LanceDB delete.
+
+Usage: python bench/retention.py [--entries 1000000] [--expired 0.33] [--dir DIR]
+
+Two identical tables are built the way a bank grows: entries appended in time order (one
+Arrow batch per 100,000 entries, each a fragment), random unit vectors (384 dims), then
+maintained by the store. A third of the entries are older than the retention.
+- membank: `memory.retention.apply_retention` (count, one delete commit, prune of the old
+  versions, so the deleted text and vectors are gone from disk);
+- baseline: `table.delete(<same predicate>)` on the other copy (raw LanceDB: the rows stay
+  in the data files, masked, until someone compacts and cleans up);
+- for reference, the baseline plus LanceDB's own compaction and cleanup (what finality
+  costs when done by hand).
+Target: membank at most 1.5x the raw delete. The last line of stdout is a JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory import banks, retention
+from memory.clock import FixedClock
+from memory.config import get_mode
+from memory.context import Context
+from memory.models import Bank, BankCreate
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+SPAN = timedelta(days=30)
+BATCH = 100_000
+
+
+def context(uri: str) -> Context:
+    """Return a context on `uri` whose clock is the data's 'now'."""
+    return Context(
+        store=LanceStore(uri), clock=FixedClock(NOW), embedder=lambda m: HashingEmbedder(m.dims)
+    )
+
+
+def build(ctx: Context, entries: int, retention_days: int, seed: int = 11) -> Bank:
+    """Create bank `bench` with `entries` entries appended oldest first over SPAN."""
+    bank = banks.create(
+        ctx, BankCreate(name="bench", type="conversation", retention_days=retention_days)
+    )
+    dims = get_mode(bank.mode).dims
+    rng = np.random.default_rng(seed)
+    block = rng.standard_normal((BATCH, dims), dtype=np.float32)
+    block /= np.linalg.norm(block, axis=1, keepdims=True)
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
+    step = SPAN / entries
+    for start in range(0, entries, BATCH):
+        count = min(BATCH, entries - start)
+        created = [NOW - SPAN + step * (start + i) for i in range(count)]
+        ctx.store.add_rows(bank.id, dims, _rows(rng, start, created, vectors.slice(0, count)))
+    ctx.store.maintain(bank.id, dims)
+    return bank
+
+
+def _rows(
+    rng: np.random.Generator, start: int, created: list[datetime], vectors: pa.Array
+) -> pa.Table:
+    count = len(created)
+    text = [f"turn {start + i} about an order" for i in range(count)]
+    empty = pa.ListArray.from_arrays(
+        pa.array(np.zeros(count + 1, np.int32)), pa.array([], pa.string())
+    )
+    return pa.table(
+        {
+            "entry_id": [uuid.UUID(int=start + i).hex for i in range(count)],
+            "key": [f"conversation-{k}" for k in rng.integers(0, 100_000, count)],
+            "speaker": ["ana"] * count,
+            "role": ["user"] * count,
+            "memory_type": pa.nulls(count, pa.string()),
+            "kind": ["entry"] * count,
+            "chunk_index": np.zeros(count, np.int32),
+            "chunk_count": np.ones(count, np.int32),
+            "text": text,
+            "content": text,
+            "tags": empty,
+            "metadata": ["{}"] * count,
+            "attachments": ["[]"] * count,
+            "summary_of": empty,
+            "created_at": pa.array(created, pa.timestamp("us", tz="UTC")),
+            "seq": np.arange(start, start + count, dtype=np.int64),
+            "token_count": rng.integers(5, 200, count).astype(np.int32),
+            "vector": vectors,
+        }
+    )
+
+
+def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
+    """Return the benchmark's figures, building both copies under `folder`."""
+    days = round(SPAN.days * (1 - expired))
+    ctx_a, ctx_b = context(str(folder / "a")), context(str(folder / "b"))
+    started = time.perf_counter()
+    bank_a, bank_b = build(ctx_a, entries, days), build(ctx_b, entries, days)
+    print(f"built 2 x {entries:,} entries in {time.perf_counter() - started:.1f} s")
+    dims = get_mode(bank_a.mode).dims
+    predicate = retention.plan_retention(bank_b, NOW).predicate()
+    assert predicate is not None
+
+    started = time.perf_counter()
+    result = retention.apply_retention(ctx_a, bank_a)
+    membank_seconds = time.perf_counter() - started
+    table = ctx_b.store.entries_table(bank_b.id, dims, create=False)
+    started = time.perf_counter()
+    table.delete(predicate)
+    raw_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    ctx_b.store.prune(bank_b.id, dims)
+    finality_seconds = time.perf_counter() - started
+    remaining = ctx_a.store.count(bank_a.id, dims)
+    assert remaining == ctx_b.store.count(bank_b.id, dims) == entries - result.deleted
+    assert ctx_a.store.count(bank_a.id, dims, predicate) == 0
+    assert ctx_a.store.version_count(bank_a.id, dims) == 1
+    ratio = membank_seconds / raw_seconds
+    print(f"membank retention: {result.deleted:,} deleted in {membank_seconds:.3f} s (final)")
+    print(f"raw LanceDB delete: {raw_seconds:.3f} s (rows still in the files)")
+    print(f"raw delete + compaction/cleanup by hand: {raw_seconds + finality_seconds:.3f} s")
+    print(f"ratio to the raw delete {ratio:.2f}x (target <= 1.5x)")
+    return {
+        "entries": entries,
+        "deleted": result.deleted,
+        "membank_seconds": round(membank_seconds, 3),
+        "raw_delete_seconds": round(raw_seconds, 3),
+        "raw_delete_and_prune_seconds": round(raw_seconds + finality_seconds, 3),
+        "ratio_to_raw_delete": round(ratio, 2),
+        "ratio_to_raw_delete_and_prune": round(
+            membank_seconds / (raw_seconds + finality_seconds), 2
+        ),
+        "target_met": ratio <= 1.5,
+    }
+
+
+def main() -> None:
+    """Build, time and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--expired", type=float, default=0.33, help="share older than retention")
+    parser.add_argument("--dir", type=Path, default=None, help="work folder (default: temp)")
+    args = parser.parse_args()
+    folder = args.dir or Path(tempfile.mkdtemp(prefix="membank-retention-"))
+    try:
+        figures = run(folder, args.entries, args.expired)
+    finally:
+        if args.dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Daily retention sweep: one mapped, retried task per bank with a retention period."""
+
+from __future__ import annotations
+
+from prefect import flow, task, unmapped
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel
+
+from memory import banks, retention
+from memory.context import open_context
+from memory.sweeps import every_bank
+
+
+class RetentionRow(BaseModel):
+    """One line of the sweep's report."""
+
+    bank: str
+    account: str
+    retention: str
+    status: str
+    deleted: int = 0
+
+
+@task(retries=2, retry_delay_seconds=10, cache_policy=NO_CACHE, task_run_name="retain {bank_id}")
+def retain(data: str | None, account: str, bank_id: str) -> retention.RetentionResult:
+    """Delete one bank's expired entries for good (old versions pruned)."""
+    ctx = open_context(data, account=account)
+    return retention.apply_retention(ctx, banks.get(ctx, bank_id))
+
+
+def report_markdown(rows: list[RetentionRow]) -> str:
+    """Return the sweep's report as a markdown table."""
+    lines = [
+        "# Retention sweep",
+        "",
+        "| bank | account | retention | status | entries deleted |",
+        "|---|---|---|---|---:|",
+    ]
+    lines.extend(
+        f"| {r.bank} | {r.account} | {r.retention} | {r.status} | {r.deleted} |" for r in rows
+    )
+    if not rows:
+        lines.append("| (no banks) | | | | 0 |")
+    return "\n".join(lines)
+
+
+@flow(name="membank-retention-sweep", log_prints=True)
+def retention_sweep(data: str | None = None) -> list[RetentionRow]:
+    """Apply retention to every bank with a retention period; indefinite banks are untouched."""
+    ctx = open_context(data)
+    every = every_bank(ctx)
+    limited = [b for b in every if b.retention_days is not None]
+    futures = retain.map(unmapped(data), [b.account for b in limited], [b.id for b in limited])
+    rows = [
+        RetentionRow(bank=b.name, account=b.account, retention="indefinite", status="untouched")
+        for b in every
+        if b.retention_days is None
+    ]
+    for bank, future in zip(limited, futures, strict=True):
+        future.wait()
+        row = RetentionRow(
+            bank=bank.name, account=bank.account, retention=f"{bank.retention_days} days", status=""
+        )
+        if future.state.is_completed():
+            result: retention.RetentionResult = future.result()
+            row.status, row.deleted = result.status, result.deleted
+        else:
+            row.status = f"failed: {future.state.message}"
+        rows.append(row)
+    create_markdown_artifact(
+        markdown=report_markdown(rows),
+        key="membank-retention-sweep",
+        description=f"{sum(r.deleted for r in rows)} expired entries deleted in {len(rows)} banks",
+    )
+    for row in rows:
+        print(f"{row.bank}: {row.status}, {row.deleted} deleted")
+    return rows

@@ -1,0 +1,95 @@
+"""`membank compact | retention | serve`: compaction and retention now, or on a schedule."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memory.cli.args import context, positive
+from memory.cli.output import emit_json, say, table
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the compaction, retention and serve commands."""
+    compact = commands.add_parser(
+        "compact", parents=[common], help="compact a bank's partitions over a threshold now"
+    )
+    compact.add_argument("bank", metavar="BANK")
+    compact.add_argument("--key", help="only this partition (also finishes an interrupted run)")
+    compact.set_defaults(handler=_compact)
+
+    keep = commands.add_parser(
+        "retention", parents=[common], help="delete entries older than the retention now"
+    )
+    target = keep.add_mutually_exclusive_group(required=True)
+    target.add_argument("bank", metavar="BANK", nargs="?")
+    target.add_argument("--all", action="store_true", help="every bank of the account")
+    keep.set_defaults(handler=_retention)
+
+    serve = commands.add_parser(
+        "serve",
+        parents=[common],
+        help="start a local Prefect server, a worker and the deployments (Ctrl-C stops all)",
+    )
+    serve.add_argument("--port", type=positive, default=4200, help="Prefect API port")
+    serve.add_argument("--pool", default="membank", help="process work pool name")
+    serve.add_argument(
+        "--llm-limit", type=positive, default=2, help="LLM task runs at once, across flows"
+    )
+    serve.set_defaults(handler=_serve)
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from memory import banks
+    from memory.compaction import compact_bank
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    results = compact_bank(ctx, bank, args.key)
+    failed = [r for r in results if r.status == "failed"]
+    if args.json:
+        emit_json(results)
+    elif not results:
+        say(f"{bank.name}: no partition is over its thresholds")
+    else:
+        rows = [
+            (r.key, r.status, "; ".join(r.reasons), r.covered, r.kept, r.recovered, r.error or "")
+            for r in results
+        ]
+        say(table(rows, ["key", "status", "over", "covered", "kept", "recovered", "error"]))
+        for r in results:
+            if r.summary is not None:
+                say(f"\nsummary of {r.key!r} ({r.summarizer}):\n{r.summary}")
+    for r in failed:
+        sys.stderr.write(f"membank: compaction of {r.key!r} failed, entries kept: {r.error}\n")
+    return 1 if failed else 0
+
+
+def _retention(args: argparse.Namespace) -> int:
+    from memory import banks, retention
+
+    ctx = context(args)
+    selected = banks.list_banks(ctx) if args.all else [banks.get(ctx, args.bank)]
+    results = retention.apply_all(ctx, selected)
+    if args.json:
+        emit_json(results)
+        return 0
+    rows = [
+        (
+            r.bank_name,
+            f"{r.retention_days} days" if r.retention_days else "indefinite",
+            r.status,
+            r.deleted,
+            f"{r.cutoff:%Y-%m-%d %H:%M}" if r.cutoff else "",
+        )
+        for r in results
+    ]
+    say(table(rows, ["bank", "retention", "status", "deleted", "cutoff (UTC)"]))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from flows.serve import serve
+
+    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=args.data)

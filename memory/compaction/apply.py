@@ -1,0 +1,339 @@
+"""Apply compaction to one partition: summary first, journaled, so a crash never loses data.
+
+The steps, under the partition's lock:
+
+1. recover: a stored summary is the journal of its compaction. Any entry listed in a stored
+   summary's `summary_of` that still exists is deleted now, never summarised again; a
+   summary that duplicates another (a race between machines) is dropped when that loses
+   nothing (`recovery_deletions`).
+2. plan (pure, `plan.plan_partition`).
+3. with a compaction prompt: summarise the covered entries (previous summaries included);
+   any provider failure, timeout or unusable output stops here with nothing changed.
+4. store the summary (`kind="summary"`, `summary_of` = covered ids) in one commit: from
+   now on the compaction is journaled.
+5. check no other stored summary covers the same entries (a compaction elsewhere won the
+   race): if one does, drop ours and delete nothing.
+6. delete the covered entries in one commit (`entry_id IN (...)`), prune old versions (at
+   once, or once per bank at the end of a sweep), record the bank's summary count and last
+   compaction time.
+
+A process killed anywhere leaves every entry either present or covered by exactly one
+summary; running compaction again finishes the job (step 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from memory import banks, entries, purge
+from memory.compaction.plan import (
+    SUMMARY_SLACK,
+    CompactionPlan,
+    PartitionRow,
+    plan_partition,
+)
+from memory.compaction.summarizer import completer_for, summarize, summarizer_label
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import ProviderError
+from memory.locks import partition_lock
+from memory.models import SUMMARY_TAG, Bank, Entry, EntryIn
+from memory.store import filters
+from memory.sweeps import scoped
+
+SUMMARY_SPEAKER = "compaction-summary"
+"""Speaker of summaries in conversation banks: says the entry is a compaction summary."""
+SUMMARY_ROLE = "system"
+DEFAULT_WAIT_SECONDS = 120.0
+"""How long on-demand and sweep compactions wait for a partition another process holds."""
+
+Status = Literal["compacted", "dropped", "under_threshold", "busy", "failed", "conflict"]
+STEPS = ("recovered", "planned", "summarized", "summary_stored", "deleted", "pruned", "saved")
+"""Checkpoints passed to the fault-injection hook, in order."""
+
+Checkpoint = Callable[[str], None]
+_checkpoint: list[Checkpoint] = []
+
+
+def set_checkpoint(hook: Checkpoint | None) -> None:
+    """Install (or with None remove) a hook called at each step in STEPS (fault injection)."""
+    _checkpoint.clear()
+    if hook is not None:
+        _checkpoint.append(hook)
+
+
+def _step(name: str) -> None:
+    for hook in _checkpoint:
+        hook(name)
+
+
+class CompactionResult(BaseModel):
+    """What compacting one partition did."""
+
+    bank_id: str
+    bank_name: str
+    key: str
+    status: Status
+    reasons: list[str] = Field(default_factory=list)
+    """Thresholds the partition was over (empty when it was under)."""
+    covered: int = 0
+    """Entries summarised (or deleted, with no prompt)."""
+    kept: int = 0
+    """Newest entries kept verbatim."""
+    recovered: int = 0
+    """Entries deleted because an interrupted compaction had already summarised them."""
+    summary_id: str | None = None
+    summary: str | None = None
+    summarizer: str | None = None
+    """Label of what wrote the summary, e.g. `membank/extractive (extractive, no LLM)`."""
+    error: str | None = None
+    entries_before: int = 0
+    tokens_before: int = 0
+    entries_after: int = 0
+    tokens_after: int = 0
+
+
+def recovery_deletions(stored: Sequence[Entry]) -> set[str]:
+    """Return the ids to delete so no entry is both kept and summarised, or summarised twice.
+
+    Summaries are taken widest first; one that overlaps an earlier-taken summary is dropped
+    when each of its covered entries is still present or covered by a taken summary (so
+    nothing is lost). Every present entry a taken summary covers is deleted.
+    """
+    present = {entry.id for entry in stored}
+    order = {entry.id: index for index, entry in enumerate(stored)}
+    summaries = sorted(
+        (e for e in stored if e.kind == "summary"),
+        key=lambda s: (-len(s.summary_of), order[s.id]),
+    )
+    taken: set[str] = set()
+    doomed: set[str] = set()
+    for summary in summaries:
+        cover = set(summary.summary_of)
+        if cover & taken and cover <= present | taken:
+            doomed.add(summary.id)
+            continue
+        taken |= cover
+    return doomed | (taken & present)
+
+
+def _delete(
+    ctx: Context, bank: Bank, ids: Sequence[str], *, prune: bool = True, checkpoints: bool = False
+) -> None:
+    """Delete every chunk of `ids` in one commit and (unless the caller will) prune."""
+    after = (lambda: _step("deleted")) if checkpoints else None
+    where = filters.one_of("entry_id", list(ids))
+    purge.delete_for_good(ctx, bank, where, prune_now=prune, after_delete=after)
+
+
+def _rows(stored: Sequence[Entry]) -> list[PartitionRow]:
+    return [PartitionRow(e.id, e.kind, e.token_count, e.created_at) for e in stored]
+
+
+def compact_partition(
+    ctx: Context,
+    bank: Bank,
+    key: str,
+    *,
+    wait: float | None = DEFAULT_WAIT_SECONDS,
+    prune: bool = True,
+) -> CompactionResult:
+    """Compact one partition if it is over a threshold; returns what was done.
+
+    Args:
+        ctx: The context (store, completer, clock).
+        bank: The bank holding the partition.
+        key: The partition's key.
+        wait: Seconds to wait for a partition another compaction holds (0: skip at once).
+        prune: Prune old versions now; False when the caller prunes the bank once later
+            (`purge.prune`, as the sweep does after all of a bank's partitions).
+
+    Returns:
+        The result; `status="failed"` (nothing changed) when the summary step failed.
+    """
+    with partition_lock(ctx.store.uri, bank.id, key, timeout=wait) as held:
+        if not held:
+            return CompactionResult(
+                bank_id=bank.id,
+                bank_name=bank.name,
+                key=key,
+                status="busy",
+                error="another compaction holds this partition",
+            )
+        return _compact_locked(ctx, bank, key, prune)
+
+
+def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> CompactionResult:
+    stored = entries.load(ctx, bank, key)
+    doomed = recovery_deletions(stored)
+    if doomed:
+        _delete(ctx, bank, sorted(doomed), prune=prune)
+        stored = [e for e in stored if e.id not in doomed]
+    _step("recovered")
+    plan = plan_partition(bank, key, _rows(stored))
+    _step("planned")
+    result = CompactionResult(
+        bank_id=bank.id,
+        bank_name=bank.name,
+        key=key,
+        status="under_threshold",
+        reasons=list(plan.reasons),
+        recovered=len(doomed),
+        entries_before=plan.entries_before,
+        tokens_before=plan.tokens_before,
+        entries_after=plan.entries_before,
+        tokens_after=plan.tokens_before,
+    )
+    if plan.action == "none":
+        if doomed:
+            record_stats(ctx, bank)
+        else:
+            reconcile(ctx, bank, prune=prune)
+        return result
+    if plan.action == "drop":
+        return _drop(ctx, bank, plan, result, prune)
+    return _summarize_and_replace(ctx, bank, plan, stored, result, prune)
+
+
+def _drop(
+    ctx: Context, bank: Bank, plan: CompactionPlan, result: CompactionResult, prune: bool
+) -> CompactionResult:
+    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
+    _step("pruned")
+    record_stats(ctx, bank)
+    _step("saved")
+    return result.model_copy(
+        update={
+            "status": "dropped",
+            "covered": len(plan.covered),
+            "kept": len(plan.kept),
+            "entries_after": len(plan.kept),
+            "tokens_after": plan.kept_tokens,
+        }
+    )
+
+
+def _summarize_and_replace(
+    ctx: Context,
+    bank: Bank,
+    plan: CompactionPlan,
+    stored: Sequence[Entry],
+    result: CompactionResult,
+    prune: bool,
+) -> CompactionResult:
+    by_id = {e.id: e for e in stored}
+    covered = [by_id[i] for i in plan.covered]
+    kept = [by_id[i] for i in plan.kept]
+    completer = completer_for(ctx)
+    label = summarizer_label(completer.model)
+    try:
+        text = summarize(completer, bank, covered, plan.summary_budget, slack=SUMMARY_SLACK)
+    except ProviderError as exc:
+        return result.model_copy(
+            update={"status": "failed", "error": str(exc), "summarizer": label}
+        )
+    _step("summarized")
+    summary = _store_summary(ctx, bank, plan, covered, kept, text, label, completer.model)
+    _step("summary_stored")
+    if _lost_race(ctx, bank, summary):
+        _delete(ctx, bank, [summary.id])
+        return result.model_copy(
+            update={"status": "conflict", "error": "another compaction summarised these first"}
+        )
+    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
+    _step("pruned")
+    record_stats(ctx, bank)
+    _step("saved")
+    return result.model_copy(
+        update={
+            "status": "compacted",
+            "covered": len(covered),
+            "kept": len(kept),
+            "summary_id": summary.id,
+            "summary": summary.content,
+            "summarizer": label,
+            "entries_after": len(kept) + 1,
+            "tokens_after": plan.kept_tokens + summary.token_count,
+        }
+    )
+
+
+def _store_summary(
+    ctx: Context,
+    bank: Bank,
+    plan: CompactionPlan,
+    covered: Sequence[Entry],
+    kept: Sequence[Entry],
+    text: str,
+    label: str,
+    model: str,
+) -> Entry:
+    """Write the summary dated like its newest covered entry, sorted before the kept ones."""
+    created_at = max(e.created_at for e in covered)
+    if kept:
+        created_at = min(created_at, kept[0].created_at - timedelta(microseconds=1))
+    conversation = bank.type == "conversation"
+    item = EntryIn(
+        key=plan.key,
+        content=text,
+        speaker=SUMMARY_SPEAKER if conversation else None,
+        role=SUMMARY_ROLE if conversation else None,
+        tags=[SUMMARY_TAG],
+        metadata={
+            "summarizer": label,
+            "model": model,
+            "covers": len(covered),
+            "budget_tokens": plan.summary_budget,
+        },
+        created_at=created_at,
+    )
+    (summary,) = entries.write(
+        ctx, bank, [item], kind="summary", summary_of=[list(plan.covered)], run_hooks=False
+    )
+    return summary
+
+
+def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
+    """Return True when another stored summary covers some of the same entries."""
+    where = filters.conjoin(filters.equals("key", summary.key), filters.equals("kind", "summary"))
+    mine = set(summary.summary_of)
+    return any(
+        other.id != summary.id and mine & set(other.summary_of)
+        for other in entries.read(ctx, bank, where)
+    )
+
+
+def _summary_count(ctx: Context, bank: Bank) -> int:
+    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
+    return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+
+
+def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
+    """Finish what an interrupted compaction left: a due prune, stale summary stats.
+
+    With `prune=False` (inside a sweep, which prunes at its end) only the stats are fixed.
+    Returns True when something had to be done.
+    """
+    pending = prune and purge.pending_deletions(ctx, bank)
+    if pending:
+        purge.prune(ctx, bank)
+    stale = banks.get(scoped(ctx, bank.account), bank.id).summary_count != _summary_count(ctx, bank)
+    if stale:
+        record_stats(ctx, bank)
+    return pending or stale
+
+
+def record_stats(ctx: Context, bank: Bank) -> Bank:
+    """Store the bank's current summary count and last compaction time; returns the bank."""
+    account_ctx = scoped(ctx, bank.account)
+    fresh = banks.get(account_ctx, bank.id)
+    count = _summary_count(ctx, bank)
+    updated = fresh.model_copy(
+        update={"summary_count": count, "last_compaction_at": ctx.clock.now()}
+    )
+    banks.save(account_ctx, updated)
+    return updated

@@ -1,0 +1,22 @@
+"""Compact a whole bank (or one key) now: the on-demand path of the CLI, API and lab."""
+
+from __future__ import annotations
+
+from memory.compaction.apply import DEFAULT_WAIT_SECONDS, CompactionResult, compact_partition
+from memory.compaction.scan import evaluate_bank
+from memory.context import Context
+from memory.models import Bank
+
+
+def compact_bank(
+    ctx: Context, bank: Bank, key: str | None = None, *, wait: float | None = DEFAULT_WAIT_SECONDS
+) -> list[CompactionResult]:
+    """Compact every partition over a threshold (or just `key`); returns one result each.
+
+    With `key`, that partition is always visited, so an interrupted compaction of it is
+    finished even when it is under its thresholds.
+    """
+    if key is not None:
+        return [compact_partition(ctx, bank, key, wait=wait)]
+    evaluation = evaluate_bank(ctx, bank)
+    return [compact_partition(ctx, bank, p.key, wait=wait) for p in evaluation.over]

@@ -1,0 +1,33 @@
+"""Inline compaction: after every write, compact the touched partitions that went over."""
+
+from __future__ import annotations
+
+import logging
+
+from memory.compaction.apply import compact_partition
+from memory.compaction.scan import partition_size
+from memory.context import Context
+from memory.models import Bank
+
+log = logging.getLogger("membank.compaction")
+
+
+def compact_after_write(ctx: Context, bank: Bank, keys: set[str]) -> None:
+    """Compact each touched partition over a threshold (the `entries.on_write` hook).
+
+    The write has already succeeded: a failed summary is logged and left to the next write
+    or sweep, and a partition another compaction holds is skipped.
+    """
+    if not bank.has_trigger():
+        return
+    for key in sorted(keys):
+        if not partition_size(ctx, bank, key).reasons:
+            continue
+        result = compact_partition(ctx, bank, key, wait=0)
+        if result.status == "failed":
+            log.warning(
+                "compaction of %s/%s failed, entries kept for the next try: %s",
+                bank.name,
+                key,
+                result.error,
+            )

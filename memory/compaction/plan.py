@@ -1,0 +1,140 @@
+"""Compaction plans, pure: which partitions are over a threshold and which entries to fold.
+
+The rule (SPEC "Compaction"): a partition (one key) is over its thresholds when its token sum
+exceeds `max_tokens` or its entry count exceeds `max_turns` (0 or None disables a threshold;
+none set = never compacts). Summaries count like any entry.
+
+A compaction aims at TARGET_RATIO (half) of every set threshold, so the partition ends
+clearly under them and does not trigger again on the next write:
+
+- with a compaction prompt, the summary gets a budget of SUMMARY_SHARE of the token target
+  (a quarter of `max_tokens`; DEFAULT_SUMMARY_TOKENS when only `max_turns` is set) and
+  counts as one entry;
+- the newest entries are kept verbatim, newest first, while they fit in what the target
+  leaves (tokens and turns); the first one that does not fit and everything older is
+  covered: summarised together with any previous summary, or, with no prompt, deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from memory.models import Bank, EntryKind
+
+TARGET_RATIO = 0.5
+"""A compacted partition ends at or under this share of each threshold."""
+SUMMARY_SHARE = 0.5
+"""Share of the token target given to the summary (so a quarter of `max_tokens`)."""
+DEFAULT_SUMMARY_TOKENS = 512
+"""Summary budget when only `max_turns` is set."""
+MIN_SUMMARY_TOKENS = 24
+"""Smallest budget asked of a summarizer, whatever the thresholds."""
+SUMMARY_SLACK = 2.0
+"""A summary longer than this many times its budget is rejected as unusable output."""
+
+Action = Literal["none", "summarize", "drop"]
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    """What planning needs of one stored entry: no text, no vectors."""
+
+    id: str
+    kind: EntryKind
+    token_count: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What compacting one partition will do; `action == "none"` means nothing."""
+
+    bank_id: str
+    key: str
+    action: Action
+    reasons: tuple[str, ...]
+    """Why the partition is over its thresholds, e.g. `max_turns: 12 > 10`."""
+    covered: tuple[str, ...] = ()
+    """Ids summarised (or deleted, with no prompt), oldest first; includes old summaries."""
+    kept: tuple[str, ...] = ()
+    """Ids kept verbatim, oldest first."""
+    summary_budget: int = 0
+    """Token budget of the summary (0 when there is no summary step)."""
+    entries_before: int = 0
+    tokens_before: int = 0
+    kept_tokens: int = 0
+
+
+def threshold_reasons(bank: Bank, entries: int, tokens: int) -> tuple[str, ...]:
+    """Return why a partition of this size is over the bank's thresholds (empty: it is not)."""
+    reasons: list[str] = []
+    if bank.max_tokens and tokens > bank.max_tokens:
+        reasons.append(f"max_tokens: {tokens} > {bank.max_tokens}")
+    if bank.max_turns and entries > bank.max_turns:
+        reasons.append(f"max_turns: {entries} > {bank.max_turns}")
+    return tuple(reasons)
+
+
+def summary_budget(bank: Bank) -> int:
+    """Return the token budget a summary of this bank gets."""
+    if bank.max_tokens:
+        share = int(bank.max_tokens * TARGET_RATIO * SUMMARY_SHARE)
+        return max(MIN_SUMMARY_TOKENS, share)
+    return DEFAULT_SUMMARY_TOKENS
+
+
+def _targets(bank: Bank, with_summary: bool, budget: int) -> tuple[int | None, int | None]:
+    """Return the (tokens, turns) left for kept entries, None where unlimited."""
+    tokens: int | None = None
+    turns: int | None = None
+    reserve_tokens = budget if with_summary else 0
+    reserve_turns = 1 if with_summary else 0
+    if bank.max_tokens:
+        tokens = max(0, int(bank.max_tokens * TARGET_RATIO) - reserve_tokens)
+    if bank.max_turns:
+        turns = max(0, max(1, int(bank.max_turns * TARGET_RATIO)) - reserve_turns)
+    return tokens, turns
+
+
+def plan_partition(bank: Bank, key: str, rows: Sequence[PartitionRow]) -> CompactionPlan:
+    """Return the compaction plan of one partition; `rows` are its entries, oldest first."""
+    total = sum(row.token_count for row in rows)
+    reasons = threshold_reasons(bank, len(rows), total)
+    base = CompactionPlan(
+        bank_id=bank.id,
+        key=key,
+        action="none",
+        reasons=reasons,
+        entries_before=len(rows),
+        tokens_before=total,
+    )
+    if not reasons:
+        return base
+    with_summary = bank.compaction_prompt is not None and bank.compaction_prompt.strip() != ""
+    budget = summary_budget(bank) if with_summary else 0
+    token_room, turn_room = _targets(bank, with_summary, budget)
+    kept_count = 0
+    kept_tokens = 0
+    for row in reversed(rows):
+        if turn_room is not None and kept_count + 1 > turn_room:
+            break
+        if token_room is not None and kept_tokens + row.token_count > token_room:
+            break
+        kept_count += 1
+        kept_tokens += row.token_count
+    split = len(rows) - kept_count
+    return CompactionPlan(
+        bank_id=bank.id,
+        key=key,
+        action="summarize" if with_summary else "drop",
+        reasons=reasons,
+        covered=tuple(row.id for row in rows[:split]),
+        kept=tuple(row.id for row in rows[split:]),
+        summary_budget=budget,
+        entries_before=len(rows),
+        tokens_before=total,
+        kept_tokens=kept_tokens,
+    )

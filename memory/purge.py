@@ -1,0 +1,72 @@
+"""Deletes that are final: one delete commit, then old versions pruned, one bank at a time.
+
+Two prunes of one table at once make LanceDB reject the later commit ("retryable commit
+conflict"), so delete-and-prune runs under the bank's lock and retries on such conflicts.
+Appends (writes) are not blocked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import StorageError
+from memory.locks import bank_lock
+from memory.models import Bank
+
+ATTEMPTS = 4
+BACKOFF_SECONDS = 0.2
+
+T = TypeVar("T")
+
+
+def _retry(action: Callable[[], T]) -> T:
+    for attempt in range(ATTEMPTS):
+        try:
+            return action()
+        except (StorageError, OSError):
+            if attempt == ATTEMPTS - 1:
+                raise
+            time.sleep(BACKOFF_SECONDS * 2**attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def delete_for_good(
+    ctx: Context,
+    bank: Bank,
+    predicate: str,
+    *,
+    prune_now: bool = True,
+    after_delete: Callable[[], None] | None = None,
+) -> None:
+    """Delete the rows matching `predicate` in one commit, then prune the old versions.
+
+    With `prune_now=False` the caller prunes later (a sweep prunes each bank once, after all
+    its partitions); until then the rows are gone from every read but not yet from disk.
+    `after_delete` runs between the delete and the prune (a fault-injection point).
+    """
+    dims = get_mode(bank.mode).dims
+    with bank_lock(ctx.store.uri, bank.id, timeout=None):
+        _retry(lambda: ctx.store.delete_where(bank.id, dims, predicate, prune=False))
+        if after_delete is not None:
+            after_delete()
+        if prune_now:
+            _retry(lambda: ctx.store.prune(bank.id, dims))
+
+
+def pending_deletions(ctx: Context, bank: Bank) -> bool:
+    """Return True when deleted rows still sit in the bank's files (a prune is due)."""
+    dataset = ctx.store.lance_dataset(bank.id, get_mode(bank.mode).dims)
+    if dataset is None:
+        return False
+    return any(fragment.deletion_file() is not None for fragment in dataset.get_fragments())
+
+
+def prune(ctx: Context, bank: Bank) -> None:
+    """Rewrite the files holding deleted rows and drop old versions, under the bank's lock."""
+    dims = get_mode(bank.mode).dims
+    with bank_lock(ctx.store.uri, bank.id, timeout=None):
+        _retry(lambda: ctx.store.prune(bank.id, dims))

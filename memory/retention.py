@@ -1,0 +1,103 @@
+"""Retention: delete entries older than the bank's `retention_days`, for good; never summarise.
+
+Plan (pure): the cutoff is `now - retention_days`; an indefinite bank (None) has no plan.
+Apply: one delete of `created_at < cutoff` (every chunk, so text and vectors go together),
+then old table versions are pruned so nothing deleted can be read back. Entries written
+meanwhile are dated now and never match, so concurrent writes are not lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel
+
+from memory import banks, purge
+from memory.config import get_mode
+from memory.context import Context
+from memory.models import Bank
+from memory.store import filters
+from memory.sweeps import scoped
+
+Status = Literal["deleted", "nothing_expired", "indefinite"]
+
+
+@dataclass(frozen=True)
+class RetentionPlan:
+    """What retention will do to one bank: delete entries created before `cutoff`."""
+
+    bank_id: str
+    cutoff: datetime | None
+    """None: the bank keeps entries indefinitely and is not touched."""
+
+    def predicate(self) -> str | None:
+        """Return the storage filter of the expired rows, or None for an indefinite bank."""
+        if self.cutoff is None:
+            return None
+        return f"created_at < {filters.timestamp_literal(self.cutoff)}"
+
+
+class RetentionResult(BaseModel):
+    """What retention did to one bank."""
+
+    bank_id: str
+    bank_name: str
+    account: str
+    status: Status
+    retention_days: int | None
+    cutoff: datetime | None = None
+    deleted: int = 0
+    """Entries deleted (summaries included)."""
+    summaries_deleted: int = 0
+
+
+def plan_retention(bank: Bank, now: datetime) -> RetentionPlan:
+    """Return the retention plan of `bank` at time `now`."""
+    if bank.retention_days is None:
+        return RetentionPlan(bank.id, None)
+    return RetentionPlan(bank.id, now - timedelta(days=bank.retention_days))
+
+
+def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
+    """Delete the bank's expired entries and prune old versions; returns what was done."""
+    plan = plan_retention(bank, ctx.clock.now())
+    result = RetentionResult(
+        bank_id=bank.id,
+        bank_name=bank.name,
+        account=bank.account,
+        status="indefinite",
+        retention_days=bank.retention_days,
+        cutoff=plan.cutoff,
+    )
+    expired = plan.predicate()
+    if expired is None:
+        return result
+    dims = get_mode(bank.mode).dims
+    count = ctx.store.count(bank.id, dims, filters.conjoin("chunk_index = 0", expired))
+    if count == 0:
+        return result.model_copy(update={"status": "nothing_expired"})
+    summary_rows = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"), expired)
+    summaries = ctx.store.count(bank.id, dims, summary_rows)
+    purge.delete_for_good(ctx, bank, expired)
+    if summaries:
+        _record_summary_count(ctx, bank)
+    return result.model_copy(
+        update={"status": "deleted", "deleted": count, "summaries_deleted": summaries}
+    )
+
+
+def _record_summary_count(ctx: Context, bank: Bank) -> None:
+    """Store the bank's summary count after retention removed some summaries."""
+    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
+    count = ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+    account_ctx = scoped(ctx, bank.account)
+    fresh = banks.get(account_ctx, bank.id)
+    banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))
+
+
+def apply_all(ctx: Context, selected: Iterable[Bank]) -> list[RetentionResult]:
+    """Apply retention to each bank in turn; returns one result per bank."""
+    return [apply_retention(ctx, bank) for bank in selected]

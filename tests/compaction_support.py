@@ -1,0 +1,162 @@
+"""Helpers shared by the compaction tests: banks, entries, a fast offline completer, invariants."""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing.pool import Pool
+
+from memory import banks, entries
+from memory.context import Context
+from memory.llm import offline_reply
+from memory.models import Bank, BankCreate, Entry, EntryIn
+from memory.ports import Message
+
+
+class ExtractiveCompleter:
+    """The offline extractive summarizer called directly (no litellm import), counting calls."""
+
+    model = "membank/extractive"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages: Sequence[Message]) -> str:
+        """Return the extractive summary the membank/extractive provider would return."""
+        self.calls += 1
+        return offline_reply("extractive", [m.model_dump() for m in messages])
+
+
+def make_bank(ctx: Context, name: str = "chat", **fields: object) -> Bank:
+    """Create a conversation bank (fields override type, prompt and thresholds)."""
+    values: dict[str, object] = {
+        "name": name,
+        "type": "conversation",
+        "compaction_prompt": "Keep every fact, name, number and date.",
+    }
+    values.update(fields)
+    return banks.create(ctx, BankCreate.model_validate(values))
+
+
+def turn(key: str, index: int, speaker: str | None = "alice") -> EntryIn:
+    """Return a distinctive entry: every turn carries its own number, amount and date."""
+    day = index % 28 + 1
+    text = f"Turn {index}: order #{1000 + index} cost ${index * 7} and ships on May {day}."
+    return EntryIn(key=key, speaker=speaker, content=text)
+
+
+def write_turns(
+    ctx: Context, bank: Bank, key: str, count: int, *, start: int = 0, hooks: bool = False
+) -> list[Entry]:
+    """Write `count` turns in one commit (no inline compaction unless `hooks`)."""
+    speaker = "alice" if bank.type == "conversation" else None
+    items = [turn(key, start + i, speaker) for i in range(count)]
+    return entries.write(ctx, bank, items, run_hooks=hooks)
+
+
+def coverage(stored: Iterable[Entry], originals: Iterable[str]) -> Counter[str]:
+    """Return, per original id, how many times it survives: present + summaries covering it."""
+    stored = list(stored)
+    present = {e.id for e in stored}
+    counts: Counter[str] = Counter()
+    for original in originals:
+        counts[original] = int(original in present) + sum(
+            original in e.summary_of for e in stored if e.kind == "summary"
+        )
+    return counts
+
+
+def assert_no_loss(stored: Sequence[Entry], originals: Iterable[str]) -> None:
+    """Assert every original is present or summarised, and no two summaries overlap."""
+    counts = coverage(stored, originals)
+    lost = [i for i, c in counts.items() if c == 0]
+    assert not lost, f"entries lost: {lost}"
+    summaries = [e for e in stored if e.kind == "summary"]
+    seen: Counter[str] = Counter(i for s in summaries for i in s.summary_of)
+    twice = [i for i, c in seen.items() if c > 1]
+    assert not twice, f"entries summarised twice: {twice}"
+
+
+def assert_exactly_once(stored: Sequence[Entry], originals: Iterable[str]) -> None:
+    """Assert every original is either present or covered by exactly one summary, not both."""
+    counts = coverage(stored, originals)
+    wrong = {i: c for i, c in counts.items() if c != 1}
+    assert not wrong, f"entries kept and summarised, or lost: {wrong}"
+
+
+MARKER = re.compile(r"\bM\d+-\d+\b")
+
+
+class MarkerCompleter:
+    """A summarizer that repeats every marker of its input, so lineage survives summaries."""
+
+    model = "test/markers"
+
+    def complete(self, messages: Sequence[Message]) -> str:
+        """Return the markers of the previous summary and entries, in order, duplicates kept."""
+        return " ".join(MARKER.findall(messages[-1].content))
+
+
+def worker_context(uri: str, account: str, completer: str = "markers") -> Context:
+    """Return a context for a child process: hashing embedder and a test completer."""
+    from memory.store import LanceStore
+    from memory.testing import HashingEmbedder
+
+    chosen: MarkerCompleter | ExtractiveCompleter = (
+        MarkerCompleter() if completer == "markers" else ExtractiveCompleter()
+    )
+    return Context(
+        store=LanceStore(uri),
+        account=account,
+        embedder=lambda mode: HashingEmbedder(mode.dims),
+        completer=lambda: chosen,
+    )
+
+
+def write_markers(uri: str, account: str, bank_id: str, key: str, writer: int, count: int) -> int:
+    """Write `count` entries `M<writer>-<i>` one per commit, inline compaction on; returns count."""
+    import memory.compaction  # noqa: F401  (registers inline compaction in this process)
+
+    ctx = worker_context(uri, account)
+    bank = banks.get(ctx, bank_id)
+    for index in range(count):
+        item = EntryIn(key=key, speaker=f"w{writer}", content=f"note M{writer}-{index} here")
+        entries.write(ctx, bank, [item])
+    return count
+
+
+def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str) -> None:
+    """Compact a partition and SIGKILL this process at `step` (a crash at that point)."""
+    import os
+    import signal
+
+    import memory.compaction as compaction
+
+    def die(at: str) -> None:
+        if at == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    ctx = worker_context(uri, account, completer="extractive")
+    compaction.set_checkpoint(die)
+    compaction.compact_partition(ctx, banks.get(ctx, bank_id), key)
+
+
+def write_recent(uri: str, account: str, bank_id: str, key: str, count: int) -> list[str]:
+    """Write `count` entries dated now, one per commit; returns their ids."""
+    ctx = worker_context(uri, account)
+    bank = banks.get(ctx, bank_id)
+    written: list[str] = []
+    for index in range(count):
+        item = EntryIn(key=key, speaker="writer", content=f"recent note {index}")
+        written.extend(e.id for e in entries.write(ctx, bank, [item]))
+    return written
+
+
+@contextmanager
+def spawn_pool(processes: int) -> Iterator[Pool]:
+    """Return a pool of spawned processes (never forked: forking a LanceDB user is unsafe)."""
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        yield pool

@@ -1,0 +1,115 @@
+"""The compaction and retention sweeps run as real flows under a temporary Prefect API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from compaction_support import make_bank, write_turns
+from flow_support import artifact_markdown
+
+from memory import banks, entries, purge
+from memory.context import Context
+from memory.models import EntryIn
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> str:
+    """A LanceDB folder the flows open by path."""
+    return str(tmp_path / "db")
+
+
+@pytest.fixture
+def writer(data: str) -> Context:
+    """A context on that folder for setting up banks (system clock: flows use it too)."""
+    store = LanceStore(data)
+    return Context(store=store, account="acme", embedder=lambda m: HashingEmbedder(m.dims))
+
+
+def test_compaction_sweep_compacts_every_partition_over_a_threshold(
+    prefect_api: None, data: str, writer: Context
+) -> None:
+    from flows.compaction_sweep import compaction_sweep
+
+    chat = make_bank(writer, "chat", max_turns=5)
+    write_turns(writer, chat, "p1", 8)
+    write_turns(writer, chat, "p2", 3)
+    shed = make_bank(writer, "shed", max_turns=4, compaction_prompt=None)
+    write_turns(writer, shed, "q", 6)
+    other = Context(store=writer.store, account="globex", embedder=writer.embedder)
+    theirs = make_bank(other, "theirs", type="general", max_tokens=100)
+    write_turns(other, theirs, "g", 12)
+    free = make_bank(writer, "free")
+    write_turns(writer, free, "k", 9)
+
+    rows = compaction_sweep(data=data)
+
+    by_bank = {row.bank: row for row in rows}
+    assert set(by_bank) == {"chat", "shed", "theirs"}  # no trigger: not swept
+    assert (by_bank["chat"].partitions, by_bank["chat"].compacted) == (2, 1)
+    assert (by_bank["shed"].compacted, by_bank["theirs"].compacted) == (1, 1)
+    assert not any(row.failures or row.skipped for row in rows)
+    (summary,) = [e for e in entries.load(writer, chat, "p1") if e.kind == "summary"]
+    assert summary.content.startswith("[extractive summary]")
+    assert "extractive" in summary.metadata["summarizer"]
+    assert len(entries.load(writer, chat, "p2")) == 3
+    assert len(entries.load(writer, shed, "q")) == 2
+    assert len(entries.load(writer, free, "k")) == 9
+    assert banks.get(writer, chat.id).summary_count == 1
+    assert banks.get(other, theirs.id).summary_count == 1
+    assert not any(purge.pending_deletions(writer, b) for b in (chat, shed, theirs))  # final
+    markdown = artifact_markdown("membank-compaction-sweep")
+    assert "| chat | acme | 2 | 1 | 0 | 0 |" in markdown
+    assert "| theirs | globex | 1 | 1 | 0 | 0 |" in markdown
+
+
+def test_failed_summaries_are_reported_and_nothing_is_deleted(
+    prefect_api: None, data: str, writer: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import flows.compaction_sweep as sweep
+
+    chat = make_bank(writer, "chat", max_turns=5)
+    before = [e.id for e in write_turns(writer, chat, "p1", 8)]
+    monkeypatch.setenv("MEMBANK_LLM_MODEL", "openai/gpt-4o-mini")  # blocked in tests
+    monkeypatch.setattr(
+        sweep, "compact_with_summary", sweep.compact_with_summary.with_options(retries=0)
+    )
+
+    rows = sweep.compaction_sweep(data=data)
+
+    (row,) = rows
+    assert row.compacted == 0
+    assert len(row.failures) == 1 and row.failures[0].startswith("p1: ")
+    assert "blocked" in row.failures[0]
+    assert [e.id for e in entries.load(writer, chat, "p1")] == before
+    assert "p1: " in artifact_markdown("membank-compaction-sweep")
+
+
+def test_retention_sweep_deletes_expired_entries_only(
+    prefect_api: None, data: str, writer: Context
+) -> None:
+    from flows.retention_sweep import retention_sweep
+
+    old = datetime.now(UTC) - timedelta(days=45)
+    short = make_bank(writer, "short", retention_days=30)
+    keep = make_bank(writer, "keep", type="general", retention_days=None)
+    for bank in (short, keep):
+        stale = [EntryIn(key="k", content=f"old {i}", created_at=old) for i in range(4)]
+        if bank.type == "conversation":
+            stale = [s.model_copy(update={"speaker": "s"}) for s in stale]
+        entries.write(writer, bank, stale)
+        write_turns(writer, bank, "k", 2)
+
+    rows = retention_sweep(data=data)
+
+    by_bank = {row.bank: row for row in rows}
+    assert (by_bank["short"].status, by_bank["short"].deleted) == ("deleted", 4)
+    assert (by_bank["keep"].status, by_bank["keep"].deleted) == ("untouched", 0)
+    assert len(entries.load(writer, short, "k")) == 2
+    assert len(entries.load(writer, keep, "k")) == 6
+    markdown = artifact_markdown("membank-retention-sweep")
+    assert "| short | acme | 30 days | deleted | 4 |" in markdown
+    assert "| keep | acme | indefinite | untouched | 0 |" in markdown

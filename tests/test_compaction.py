@@ -1,0 +1,323 @@
+"""Compaction applied to a real LanceDB: summary first, journaled recovery, stats, inline hook."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from compaction_support import (
+    ExtractiveCompleter,
+    assert_exactly_once,
+    assert_no_loss,
+    make_bank,
+    write_turns,
+)
+
+import memory.compaction as compaction
+from memory import banks, entries, purge, search
+from memory.clock import FixedClock
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import ProviderError
+from memory.locks import partition_lock
+from memory.models import SUMMARY_TAG, Entry, EntryIn, SearchQuery
+from memory.testing import ScriptedCompleter
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def scripted(ctx: Context) -> ScriptedCompleter:
+    """A scripted completer installed in the context."""
+    completer = ScriptedCompleter(model="scripted/test")
+    ctx.completer = lambda: completer
+    return completer
+
+
+@pytest.fixture
+def extractive(ctx: Context) -> ExtractiveCompleter:
+    """The offline extractive summarizer installed in the context."""
+    completer = ExtractiveCompleter()
+    ctx.completer = lambda: completer
+    return completer
+
+
+@pytest.fixture(autouse=True)
+def no_fault_hook() -> Iterator[None]:
+    """Make sure no test leaves a fault-injection hook behind."""
+    yield
+    compaction.set_checkpoint(None)
+
+
+def test_summary_replaces_oldest_and_keeps_newest(
+    ctx: Context, clock: FixedClock, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=10)
+    written = write_turns(ctx, bank, "k", 11)
+    clock.advance(timedelta(hours=1))
+    result = compaction.compact_partition(ctx, bank, "k")
+    assert result.status == "compacted", result.error
+    assert result.reasons == ["max_turns: 11 > 10"]
+    after = entries.load(ctx, bank, "k")
+    summary = after[0]
+    assert summary.kind == "summary"
+    assert SUMMARY_TAG in summary.tags
+    assert summary.speaker == "compaction-summary"
+    assert summary.summary_of == [e.id for e in written[:7]]
+    assert [e.id for e in after[1:]] == [e.id for e in written[7:]]
+    assert summary.content.startswith("[extractive summary]")
+    assert "extractive" in summary.metadata["summarizer"]
+    assert "#1000" in summary.content  # numbers survive verbatim
+    assert len(after) <= 10 // 2
+    stored = banks.get(ctx, bank.id)
+    assert stored.summary_count == 1
+    assert stored.last_compaction_at == clock.now()
+    assert extractive.calls == 1
+
+
+def test_previous_summary_is_carried_into_the_next(
+    ctx: Context, scripted: ScriptedCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "k", 5)
+    scripted.enqueue("alice ordered #1000 and #1001")
+    first = compaction.compact_partition(ctx, bank, "k")
+    write_turns(ctx, bank, "k", 4, start=5)
+    scripted.enqueue("alice ordered #1000 to #1008")
+    second = compaction.compact_partition(ctx, bank, "k")
+    assert second.status == "compacted"
+    prompt = scripted.calls[-1][-1].content
+    assert "<previous_summary>\nalice ordered #1000 and #1001\n</previous_summary>" in prompt
+    after = entries.load(ctx, bank, "k")
+    summaries = [e for e in after if e.kind == "summary"]
+    assert [s.content for s in summaries] == ["alice ordered #1000 to #1008"]
+    assert first.summary_id in summaries[0].summary_of
+    assert banks.get(ctx, bank.id).summary_count == 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ProviderError("model unavailable"),
+        TimeoutError("timed out after 60s"),
+        "",
+        "   \n",
+        "[extractive summary]\n",
+        "word " * 2000,  # far over the budget: unusable
+    ],
+    ids=["error", "timeout", "empty", "blank", "label-only", "over-budget"],
+)
+def test_summary_first_nothing_deleted_on_failure(
+    ctx: Context, scripted: ScriptedCompleter, failure: object
+) -> None:
+    bank = make_bank(ctx, max_turns=4, max_tokens=400)
+    written = write_turns(ctx, bank, "k", 6)
+    scripted.enqueue(failure)  # type: ignore[arg-type]
+    result = compaction.compact_partition(ctx, bank, "k")
+    assert result.status == "failed"
+    assert result.error
+    after = entries.load(ctx, bank, "k")
+    assert [e.id for e in after] == [e.id for e in written]
+    assert banks.get(ctx, bank.id).summary_count == 0
+    # the next write retries and succeeds
+    scripted.enqueue("alice ordered things")
+    entries.write(ctx, bank, [EntryIn(key="k", speaker="bob", content="and one more")])
+    final = entries.load(ctx, bank, "k")
+    assert [e.kind for e in final].count("summary") == 1
+    assert_exactly_once(final, [e.id for e in after])
+
+
+def test_failed_inline_compaction_does_not_fail_the_write(
+    ctx: Context, scripted: ScriptedCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=2)
+    write_turns(ctx, bank, "k", 2)
+    scripted.enqueue(ProviderError("down"))
+    (written,) = entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content="third")])
+    assert written.id in {e.id for e in entries.load(ctx, bank, "k")}
+    assert len(entries.load(ctx, bank, "k")) == 3
+
+
+def test_inline_compaction_runs_after_each_write(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=6)
+    for index in range(20):
+        entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content=f"fact {index}")])
+        assert len(entries.load(ctx, bank, "k")) <= 6
+    assert extractive.calls >= 2
+    other = make_bank(ctx, name="untriggered")
+    write_turns(ctx, other, "k", 30, hooks=True)
+    assert len(entries.load(ctx, other, "k")) == 30
+
+
+def test_no_prompt_drops_overflow_without_calling_a_model(
+    ctx: Context, scripted: ScriptedCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=10, compaction_prompt=None)
+    written = write_turns(ctx, bank, "k", 11)
+    result = compaction.compact_partition(ctx, bank, "k")
+    assert result.status == "dropped"
+    assert scripted.calls == []
+    after = entries.load(ctx, bank, "k")
+    assert [e.id for e in after] == [e.id for e in written[6:]]
+    assert all(e.kind == "entry" for e in after)
+
+
+def test_compaction_prunes_old_versions_and_search_forgets(
+    ctx: Context, scripted: ScriptedCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=2, compaction_prompt=None)
+    ctx_entries = write_turns(ctx, bank, "k", 3)
+    compaction.compact_partition(ctx, bank, "k")
+    dims = get_mode(bank.mode).dims
+    assert ctx.store.version_count(bank.id, dims) == 1
+    hits = search.search(ctx, bank, SearchQuery(text="Turn 0 order #1000", k=10))
+    assert ctx_entries[0].id not in {h.entry.id for h in hits}
+
+
+def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "k", 6)
+    assert compaction.compact_partition(ctx, bank, "k", prune=False).status == "compacted"
+    assert purge.pending_deletions(ctx, bank)
+    assert len(entries.load(ctx, bank, "k")) <= 2  # gone from reads already
+    assert compaction.reconcile(ctx, bank)  # what the next sweep's evaluation does
+    assert not purge.pending_deletions(ctx, bank)
+    assert ctx.store.version_count(bank.id, get_mode(bank.mode).dims) == 1
+
+
+def test_partitions_are_independent(ctx: Context, extractive: ExtractiveCompleter) -> None:
+    bank = make_bank(ctx, max_turns=5)
+    write_turns(ctx, bank, "over", 8)
+    write_turns(ctx, bank, "under", 5)
+    evil = "x' OR '1'='1"
+    write_turns(ctx, bank, evil, 9)
+    results = compaction.compact_bank(ctx, bank)
+    assert sorted(r.key for r in results) == sorted(["over", evil])
+    assert all(r.status == "compacted" for r in results)
+    assert len(entries.load(ctx, bank, "under")) == 5
+    assert len(entries.load(ctx, bank, evil)) <= 5
+    assert banks.get(ctx, bank.id).summary_count == 2
+
+
+def test_general_bank_summary_has_no_speaker(ctx: Context, extractive: ExtractiveCompleter) -> None:
+    bank = make_bank(ctx, name="facts", type="general", max_tokens=200)
+    write_turns(ctx, bank, "user-1", 12)
+    result = compaction.compact_partition(ctx, bank, "user-1")
+    assert result.status == "compacted"
+    (summary,) = [e for e in entries.load(ctx, bank, "user-1") if e.kind == "summary"]
+    assert summary.speaker is None and summary.tags == [SUMMARY_TAG]
+    assert result.tokens_after <= 200
+
+
+def test_busy_partition_is_skipped_inline(ctx: Context, scripted: ScriptedCompleter) -> None:
+    bank = make_bank(ctx, max_turns=2)
+    write_turns(ctx, bank, "k", 3)
+    with partition_lock(ctx.store.uri, bank.id, "k", timeout=0) as held:
+        assert held
+        result = compaction.compact_partition(ctx, bank, "k", wait=0)
+        entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content="during")])
+    assert result.status == "busy"
+    assert scripted.calls == []
+    assert len(entries.load(ctx, bank, "k")) == 4
+
+
+@pytest.mark.parametrize("step", compaction.STEPS)
+def test_interrupted_at_any_step_then_rerun_loses_nothing(
+    ctx: Context, extractive: ExtractiveCompleter, step: str
+) -> None:
+    bank = make_bank(ctx, max_turns=6)
+    write_turns(ctx, bank, "k", 4)
+    compaction.compact_partition(ctx, bank, "k", wait=0)  # under threshold: nothing
+    write_turns(ctx, bank, "k", 3, start=4)
+    before = [e.id for e in entries.load(ctx, bank, "k")]
+
+    def crash(at: str) -> None:
+        if at == step:
+            raise KeyboardInterrupt(at)
+
+    compaction.set_checkpoint(crash)
+    with pytest.raises(KeyboardInterrupt):
+        compaction.compact_partition(ctx, bank, "k")
+    compaction.set_checkpoint(None)
+    assert_no_loss(entries.load(ctx, bank, "k"), before)
+    calls = extractive.calls
+    result = compaction.compact_partition(ctx, bank, "k")
+    after = entries.load(ctx, bank, "k")
+    assert_exactly_once(after, before)
+    assert [e.kind for e in after].count("summary") == 1
+    journaled = step not in ("recovered", "planned", "summarized")
+    assert extractive.calls == calls + (0 if journaled else 1)  # never summarised twice
+    assert result.status == ("under_threshold" if journaled else "compacted")
+    assert banks.get(ctx, bank.id).summary_count == 1
+
+
+def test_lost_race_drops_our_summary_and_deletes_nothing(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "k", 6)
+    before = entries.load(ctx, bank, "k")
+    covered = [e.id for e in before[:5]]
+
+    def rival(at: str) -> None:
+        if at == "summarized":  # another machine stores its summary of the same entries
+            item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
+            entries.write(ctx, bank, [item], kind="summary", summary_of=[covered], run_hooks=False)
+
+    compaction.set_checkpoint(rival)
+    result = compaction.compact_partition(ctx, bank, "k")
+    compaction.set_checkpoint(None)
+    assert result.status == "conflict"
+    stored = entries.load(ctx, bank, "k")
+    assert [e.content for e in stored if e.kind == "summary"] == ["rival summary"]
+    assert_no_loss(stored, [e.id for e in before])
+    compaction.compact_partition(ctx, bank, "k")  # finishes the rival's journal
+    assert_exactly_once(entries.load(ctx, bank, "k"), [e.id for e in before])
+
+
+def _entry(ident: str, kind: str = "entry", summary_of: list[str] | None = None) -> Entry:
+    return Entry(
+        id=ident,
+        bank_id="b",
+        key="k",
+        content=ident,
+        kind=kind,  # type: ignore[arg-type]
+        summary_of=summary_of or [],
+        created_at=T0,
+        token_count=1,
+    )
+
+
+def test_recovery_finishes_a_journal() -> None:
+    stored = [_entry("a"), _entry("b"), _entry("s", "summary", ["a", "b"]), _entry("c")]
+    assert compaction.recovery_deletions(stored) == {"a", "b"}
+
+
+def test_recovery_of_a_chain_deletes_the_older_summary() -> None:
+    stored = [_entry("s1", "summary", ["a"]), _entry("c"), _entry("s2", "summary", ["s1", "c"])]
+    assert compaction.recovery_deletions(stored) == {"s1", "c"}
+
+
+def test_recovery_drops_a_redundant_duplicate_summary() -> None:
+    # the winner covered a..d and deleted them; the loser (a..c) crashed before dropping itself
+    stored = [_entry("lose", "summary", ["a", "b", "c"]), _entry("win", "summary", list("abcd"))]
+    assert compaction.recovery_deletions(stored) == {"lose"}
+
+
+def test_recovery_keeps_a_duplicate_whose_entries_are_gone() -> None:
+    # the loser covered an entry (e) the winner did not, and e is gone: keep both, lose nothing
+    stored = [_entry("x", "summary", ["a", "b"]), _entry("y", "summary", ["b", "e"])]
+    assert compaction.recovery_deletions(stored) == set()
+
+
+def test_untriggered_bank_never_compacts(ctx: Context, scripted: ScriptedCompleter) -> None:
+    bank = make_bank(ctx, max_turns=0, max_tokens=0)
+    write_turns(ctx, bank, "k", 40, hooks=True)
+    assert compaction.compact_bank(ctx, bank) == []
+    assert compaction.compact_partition(ctx, bank, "k").status == "under_threshold"
+    assert len(entries.load(ctx, bank, "k")) == 40

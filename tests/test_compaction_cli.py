@@ -1,0 +1,93 @@
+"""`membank compact` and `membank retention`: JSON output, exit codes, the litellm path."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from compaction_support import make_bank, write_turns
+
+from memory import entries
+from memory.cli import main
+from memory.context import Context
+from memory.models import EntryIn
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    """Run membank in this process; returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> str:
+    return str(tmp_path / "db")
+
+
+@pytest.fixture
+def local(data: str) -> Context:
+    """A context on the CLI's storage and default account, for setting up banks."""
+    return Context(store=LanceStore(data), embedder=lambda m: HashingEmbedder(m.dims))
+
+
+def test_compact_now_through_litellm_offline_model(data: str, local: Context) -> None:
+    bank = make_bank(local, max_turns=6)
+    write_turns(local, bank, "k", 9)
+    write_turns(local, bank, "small", 2)
+    code, out, _ = run("compact", "chat", "--data", data, "--json")
+    assert code == 0
+    (result,) = json.loads(out)
+    assert (result["key"], result["status"], result["covered"]) == ("k", "compacted", 7)
+    assert "extractive" in result["summarizer"]
+    assert result["summary"].startswith("[extractive summary]")
+    thread = entries.load(local, bank, "k")
+    assert [e.kind for e in thread] == ["summary", "entry", "entry"]
+
+    code, out, _ = run("compact", "chat", "--key", "small", "--data", data)
+    assert code == 0 and "under_threshold" in out
+
+
+def test_failed_summary_exits_1_and_keeps_entries(
+    data: str, local: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMBANK_LLM_MODEL", "openai/gpt-4o-mini")  # real: blocked in tests
+    bank = make_bank(local, max_turns=2)
+    write_turns(local, bank, "k", 3)
+    code, out, err = run("compact", "chat", "--data", data)
+    assert code == 1
+    assert "failed, entries kept" in err and "blocked" in err
+    assert len(entries.load(local, bank, "k")) == 3
+    assert "failed" in out
+
+
+def test_retention_cli(data: str, local: Context) -> None:
+    short = make_bank(local, "short", retention_days=3)
+    make_bank(local, "forever", type="general", retention_days=None)
+    old = datetime.now(UTC) - timedelta(days=4)
+    entries.write(local, short, [EntryIn(key="k", speaker="s", content="old", created_at=old)])
+    code, out, _ = run("retention", "short", "--data", data, "--json")
+    assert code == 0
+    (result,) = json.loads(out)
+    assert (result["bank_name"], result["status"], result["deleted"]) == ("short", "deleted", 1)
+    code, out, _ = run("retention", "--all", "--data", data, "--json")
+    statuses: dict[str, Any] = {r["bank_name"]: r["status"] for r in json.loads(out)}
+    assert statuses == {"short": "nothing_expired", "forever": "indefinite"}
+    code, out, _ = run("retention", "--all", "--data", data)
+    assert "indefinite" in out and "3 days" in out
+
+
+def test_retention_cli_errors(data: str, local: Context) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run("retention", "--data", data)
+    assert exited.value.code == 2
+    code, _, err = run("retention", "nope", "--data", data)
+    assert code == 3 and "nope" in err

@@ -1,0 +1,125 @@
+"""The pure compaction plan: trigger rules and which entries are kept or covered."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory.compaction import PartitionRow, plan_partition, summary_budget, threshold_reasons
+from memory.models import Bank
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def bank(**fields: object) -> Bank:
+    values: dict[str, object] = {
+        "id": "b1",
+        "account": "acme",
+        "name": "b",
+        "type": "conversation",
+        "mode": "balanced",
+        "created_at": T0,
+        "updated_at": T0,
+        "compaction_prompt": "Keep facts.",
+    }
+    values.update(fields)
+    return Bank.model_validate(values)
+
+
+def rows(*tokens: int, kinds: dict[int, str] | None = None) -> list[PartitionRow]:
+    kinds = kinds or {}
+    return [
+        PartitionRow(f"e{i}", kinds.get(i, "entry"), t, T0 + timedelta(minutes=i))  # type: ignore[arg-type]
+        for i, t in enumerate(tokens)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "max_turns", "entries", "tokens", "over"),
+    [
+        (100, None, 3, 100, False),  # at the threshold is not over it
+        (100, None, 3, 101, True),
+        (None, 5, 5, 10_000, False),
+        (None, 5, 6, 10, True),
+        (100, 5, 6, 10, True),  # either threshold triggers
+        (100, 5, 2, 500, True),
+        (0, 0, 1_000, 1_000_000, False),  # 0 disables
+        (None, None, 1_000, 1_000_000, False),  # none set: never
+        (0, 5, 6, 10, True),
+    ],
+)
+def test_trigger_rules(
+    max_tokens: int | None, max_turns: int | None, entries: int, tokens: int, over: bool
+) -> None:
+    b = bank(max_tokens=max_tokens, max_turns=max_turns)
+    assert bool(threshold_reasons(b, entries, tokens)) is over
+
+
+def test_reasons_name_each_threshold_exceeded() -> None:
+    reasons = threshold_reasons(bank(max_tokens=100, max_turns=5), 6, 150)
+    assert reasons == ("max_tokens: 150 > 100", "max_turns: 6 > 5")
+
+
+def test_under_threshold_plans_nothing() -> None:
+    plan = plan_partition(bank(max_turns=5), "k", rows(10, 10, 10))
+    assert plan.action == "none" and plan.covered == () and plan.reasons == ()
+
+
+def test_turns_keep_newest_and_end_at_half_with_summary() -> None:
+    plan = plan_partition(bank(max_turns=10), "k", rows(*[5] * 11))
+    assert plan.action == "summarize"
+    # target: 5 entries, one of which is the summary -> 4 newest kept
+    assert plan.kept == ("e7", "e8", "e9", "e10")
+    assert plan.covered == tuple(f"e{i}" for i in range(7))
+    assert len(plan.kept) + 1 <= 10 // 2
+
+
+def test_tokens_leave_room_for_the_summary_budget() -> None:
+    b = bank(max_tokens=1000)
+    plan = plan_partition(b, "k", rows(*[100] * 11))
+    assert summary_budget(b) == 250
+    # target 500 tokens, 250 for the summary -> two newest entries of 100 kept
+    assert plan.kept == ("e9", "e10")
+    assert plan.kept_tokens + plan.summary_budget <= 1000 // 2
+
+
+def test_kept_entries_are_a_contiguous_newest_suffix() -> None:
+    # the newest entry fits, the one before does not: nothing older is kept even if small
+    plan = plan_partition(bank(max_tokens=1000), "k", rows(10, 10, 900, 200))
+    assert plan.kept == ("e3",)
+    assert plan.covered == ("e0", "e1", "e2")
+
+
+def test_huge_newest_entry_is_summarised_too() -> None:
+    plan = plan_partition(bank(max_tokens=1000), "k", rows(10, 5000))
+    assert plan.kept == ()
+    assert plan.covered == ("e0", "e1")
+
+
+def test_previous_summary_is_covered_so_it_is_carried_forward() -> None:
+    plan = plan_partition(bank(max_turns=4), "k", rows(50, 5, 5, 5, 5, kinds={0: "summary"}))
+    assert plan.covered[0] == "e0"
+
+
+def test_no_prompt_drops_overflow_without_a_summary_slot() -> None:
+    plan = plan_partition(bank(max_turns=10, compaction_prompt=None), "k", rows(*[5] * 11))
+    assert plan.action == "drop"
+    assert plan.summary_budget == 0
+    assert len(plan.kept) == 5  # the whole target goes to kept entries
+    assert plan.covered == tuple(f"e{i}" for i in range(6))
+
+
+def test_blank_prompt_counts_as_no_prompt() -> None:
+    plan = plan_partition(bank(max_turns=2, compaction_prompt="  "), "k", rows(1, 1, 1))
+    assert plan.action == "drop"
+
+
+def test_turns_only_budget_is_the_default() -> None:
+    assert summary_budget(bank(max_turns=10)) == 512
+    assert summary_budget(bank(max_tokens=40)) == 24  # floor
+
+
+def test_smallest_turn_threshold_still_compacts_to_one_summary() -> None:
+    plan = plan_partition(bank(max_turns=1), "k", rows(3, 3))
+    assert plan.kept == () and plan.covered == ("e0", "e1")

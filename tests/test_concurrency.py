@@ -1,0 +1,84 @@
+"""Writers in other processes (spawn) while compaction and retention run: zero lost writes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from datetime import timedelta
+from multiprocessing.pool import Pool
+
+import pytest
+from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
+from spawned import write_markers, write_recent
+
+import memory.compaction as compaction
+from memory import entries, retention
+from memory.clock import FixedClock
+from memory.context import Context
+from memory.errors import StorageError
+from memory.models import EntryIn
+
+WRITERS = 2
+PER_WRITER = 25
+
+STORE_RACE = pytest.mark.xfail(
+    raises=(RuntimeError, StorageError),
+    strict=False,
+    reason=(
+        "store race, to fix in LanceStore: a prune's cleanup_old_versions(older_than=0) in one "
+        "process removes transaction/data files that a concurrent add (commit check) or "
+        "maintenance in another process still reads ('Not found: ..._transactions/N.txn' or "
+        "'.../data/*.lance'); the writer gets an error instead of retrying. Silent loss still "
+        "fails the test (AssertionError)."
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    """Two spawned worker processes, shared by the tests of this module."""
+    with spawn_pool(WRITERS) as workers:
+        yield workers
+
+
+@STORE_RACE
+def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> None:
+    ctx.completer = MarkerCompleter
+    bank = make_bank(ctx, max_turns=8)
+    jobs = [(ctx.store.uri, ctx.account, bank.id, "k", w, PER_WRITER) for w in range(WRITERS)]
+    pending = pool.starmap_async(write_markers, jobs)
+    while not pending.ready():  # compact over and over while the others write
+        compaction.compact_partition(ctx, bank, "k", wait=30)
+    assert pending.get(timeout=300) == [PER_WRITER] * WRITERS
+    compaction.compact_partition(ctx, bank, "k", wait=30)  # settle the last writes
+
+    stored = entries.load(ctx, bank, "k")
+    seen = Counter(m for e in stored for m in MARKER.findall(e.content))
+    expected = {f"M{w}-{i}" for w in range(WRITERS) for i in range(PER_WRITER)}
+    assert set(seen) == expected, f"lost writes: {sorted(expected - set(seen))}"
+    assert all(count == 1 for count in seen.values()), f"kept and summarised: {seen}"
+    assert [e.kind for e in stored].count("summary") == 1
+    assert len(stored) <= 8
+
+
+@STORE_RACE
+def test_retention_while_other_processes_write(ctx: Context, clock: FixedClock, pool: Pool) -> None:
+    bank = make_bank(ctx, name="short", retention_days=30, compaction_prompt=None)
+    old = clock.now() - timedelta(days=60)
+    jobs = [(ctx.store.uri, ctx.account, bank.id, f"w{w}", PER_WRITER) for w in range(WRITERS)]
+    pending = pool.starmap_async(write_recent, jobs)
+    deleted = 0
+    batch = 0
+    while not pending.ready() or batch == 0:
+        stale = [
+            EntryIn(key="old", speaker="s", content=f"old {batch}-{i}", created_at=old)
+            for i in range(10)
+        ]
+        entries.write(ctx, bank, stale)
+        deleted += retention.apply_retention(ctx, bank).deleted
+        batch += 1
+    written = {i for ids in pending.get(timeout=300) for i in ids}
+    stored = entries.read(ctx, bank)
+    assert written <= {e.id for e in stored}, "a concurrent write was lost"
+    assert all(e.created_at >= clock.now() - timedelta(days=30) for e in stored)
+    assert deleted == 10 * batch

@@ -1,0 +1,99 @@
+"""Retention deletes entries older than the bank's retention for good; never summarises."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from compaction_support import make_bank
+
+from memory import banks, entries, retention, search
+from memory.clock import FixedClock
+from memory.config import get_mode
+from memory.context import Context
+from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _bank(**fields: object) -> Bank:
+    values: dict[str, object] = {
+        "id": "b",
+        "account": "a",
+        "name": "b",
+        "type": "general",
+        "mode": "fast",
+        "created_at": T0,
+        "updated_at": T0,
+    }
+    values.update(fields)
+    return Bank.model_validate(values)
+
+
+def test_plan_cutoff_and_indefinite() -> None:
+    now = datetime(2026, 3, 31, 12, tzinfo=UTC)
+    plan = retention.plan_retention(_bank(retention_days=30), now)
+    assert plan.cutoff == datetime(2026, 3, 1, 12, tzinfo=UTC)
+    assert plan.predicate() is not None and "created_at <" in plan.predicate()  # type: ignore[operator]
+    indefinite = retention.plan_retention(_bank(retention_days=None), now)
+    assert indefinite.cutoff is None and indefinite.predicate() is None
+
+
+def _write_at(ctx: Context, bank: Bank, when: datetime, text: str, **extra: object) -> str:
+    item = EntryIn.model_validate(
+        {"key": "k", "speaker": "s", "content": text, "created_at": when, **extra}
+    )
+    (entry,) = entries.write(ctx, bank, [item], run_hooks=False)
+    return entry.id
+
+
+def test_deletes_only_expired_entries_with_every_chunk(ctx: Context, clock: FixedClock) -> None:
+    bank = make_bank(ctx, retention_days=30, mode="accurate")
+    now = clock.now()
+    long_text = " ".join(f"word{i}" for i in range(400))  # several chunks
+    old = _write_at(ctx, bank, now - timedelta(days=31), long_text)
+    edge = _write_at(ctx, bank, now - timedelta(days=30), "exactly at the cutoff stays")
+    new = _write_at(ctx, bank, now - timedelta(days=1), "recent")
+    dims = get_mode(bank.mode).dims
+    assert ctx.store.count(bank.id, dims) > 3
+
+    result = retention.apply_retention(ctx, bank)
+
+    assert (result.status, result.deleted) == ("deleted", 1)
+    assert [e.id for e in entries.read(ctx, bank)] == [edge, new]
+    assert ctx.store.count(bank.id, dims) == 2  # no chunk of the old entry is left
+    assert ctx.store.version_count(bank.id, dims) == 1  # old versions pruned
+    hits = search.search(ctx, bank, SearchQuery(text="word7 word8 word9", k=5))
+    assert old not in {h.entry.id for h in hits}
+    again = retention.apply_retention(ctx, bank)
+    assert (again.status, again.deleted) == ("nothing_expired", 0)
+
+
+def test_expired_summaries_go_too_and_stats_follow(ctx: Context, clock: FixedClock) -> None:
+    bank = make_bank(ctx, retention_days=7)
+    old = clock.now() - timedelta(days=8)
+    item = EntryIn(key="k", speaker="compaction-summary", content="old summary", created_at=old)
+    item.tags.append(SUMMARY_TAG)
+    entries.write(ctx, bank, [item], kind="summary", summary_of=[["gone"]], run_hooks=False)
+    banks.save(ctx, banks.get(ctx, bank.id).model_copy(update={"summary_count": 1}))
+    result = retention.apply_retention(ctx, bank)
+    assert (result.deleted, result.summaries_deleted) == (1, 1)
+    assert banks.get(ctx, bank.id).summary_count == 0
+
+
+def test_indefinite_bank_is_never_touched(ctx: Context, clock: FixedClock) -> None:
+    bank = make_bank(ctx, type="general", retention_days=None)
+    _write_at(ctx, bank, clock.now() - timedelta(days=5000), "ancient", speaker=None)
+    result = retention.apply_retention(ctx, bank)
+    assert result.status == "indefinite"
+    assert len(entries.read(ctx, bank)) == 1
+
+
+def test_apply_all_reports_each_bank(ctx: Context, clock: FixedClock) -> None:
+    short = make_bank(ctx, "short", retention_days=1)
+    make_bank(ctx, "forever", type="general", retention_days=None)
+    _write_at(ctx, short, clock.now() - timedelta(days=2), "old")
+    results = retention.apply_all(ctx, banks.list_banks(ctx))
+    assert {(r.bank_name, r.status, r.deleted) for r in results} == {
+        ("short", "deleted", 1),
+        ("forever", "indefinite", 0),
+    }
