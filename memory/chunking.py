@@ -19,9 +19,20 @@ class Chunks:
 
 def chunk_text(text: str, *, size: int, overlap: int) -> Chunks:
     """Return `text` split into windows of `size` tokens, consecutive windows sharing `overlap`."""
+    return _split(text, tokens.encode(text), size=size, overlap=overlap)
+
+
+def chunk_many(texts: list[str], *, size: int, overlap: int) -> list[Chunks]:
+    """Return `chunk_text` of every text, tokenizing them in one batch."""
+    return [
+        _split(text, ids, size=size, overlap=overlap)
+        for text, ids in zip(texts, tokens.encode_many(texts), strict=True)
+    ]
+
+
+def _split(text: str, ids: list[int], *, size: int, overlap: int) -> Chunks:
     if size <= 0 or not 0 <= overlap < size:
         raise ValueError("chunk size must be > 0 and 0 <= overlap < size")
-    ids = tokens.encode(text)
     if len(ids) <= size:
         return Chunks([text], len(ids))
     step = size - overlap

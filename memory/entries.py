@@ -11,13 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from memory.chunking import chunk_text
+from memory.chunking import chunk_many
 from memory.config import Mode, get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, Bank, Entry, EntryIn, EntryKind
 from memory.store import filters
-from memory.store.schema import ENTRY_COLUMNS
+from memory.store.schema import ENTRY_COLUMNS, index_text
 
 MAX_CONTENT_BYTES = 256_000
 """Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
@@ -48,6 +48,8 @@ def _check_text(label: str, value: str) -> None:
 
 
 def _check_json(label: str, value: object) -> None:
+    if not value:
+        return
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -123,12 +125,14 @@ def write(
     mode = get_mode(bank.mode)
     now = ctx.clock.now()
     base_seq = time.time_ns()
+    split = chunk_many(
+        [item.content for item in items], size=mode.chunk_size, overlap=mode.chunk_overlap
+    )
     entries: list[Entry] = []
-    rows: list[dict[str, Any]] = []
-    chunk_texts: list[str] = []
-    for position, item in enumerate(items):
-        chunks = chunk_text(item.content, size=mode.chunk_size, overlap=mode.chunk_overlap)
-        entry = Entry(
+    columns: dict[str, list[Any]] = {name: [] for name in _ROW_FIELDS}
+    embed_texts: list[str] = []
+    for position, (item, chunks) in enumerate(zip(items, split, strict=True)):
+        entry = Entry.model_construct(
             id=item.id or uuid.uuid4().hex,
             bank_id=bank.id,
             key=item.key,
@@ -145,11 +149,10 @@ def write(
             token_count=chunks.token_count,
         )
         entries.append(entry)
-        for index, text in enumerate(chunks.texts):
-            rows.append(_row(entry, index, len(chunks.texts), text, base_seq + position))
-            chunk_texts.append(text)
-    vectors = _embed(ctx, mode, chunk_texts)
-    table = pa.Table.from_pylist(rows).append_column(
+        _append_rows(columns, entry, chunks.texts, base_seq + position)
+        embed_texts.extend(index_text(entry.speaker, text) for text in chunks.texts)
+    vectors = _embed(ctx, mode, embed_texts)
+    table = pa.table(columns).append_column(
         "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
     )
     ctx.store.add_rows(bank.id, mode.dims, table)
@@ -172,26 +175,30 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _row(entry: Entry, index: int, count: int, text: str, seq: int) -> dict[str, Any]:
-    return {
-        "entry_id": entry.id,
-        "key": entry.key,
-        "speaker": entry.speaker,
-        "role": entry.role,
-        "memory_type": entry.memory_type,
-        "kind": entry.kind,
-        "chunk_index": index,
-        "chunk_count": count,
-        "text": text,
-        "content": entry.content if index == 0 else None,
-        "tags": entry.tags,
-        "metadata": json.dumps(entry.metadata, ensure_ascii=False),
-        "attachments": json.dumps(entry.attachments, ensure_ascii=False),
-        "summary_of": entry.summary_of,
-        "created_at": entry.created_at,
-        "seq": seq,
-        "token_count": entry.token_count,
-    }
+_ROW_FIELDS = (
+    "entry_id", "key", "speaker", "role", "memory_type", "kind", "chunk_index", "chunk_count",
+    "text", "content", "tags", "metadata", "attachments", "summary_of", "created_at", "seq",
+    "token_count",
+)  # fmt: skip
+
+
+def _json(value: dict[str, Any] | list[dict[str, Any]]) -> str:
+    if not value:
+        return "{}" if isinstance(value, dict) else "[]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _append_rows(columns: dict[str, list[Any]], entry: Entry, texts: list[str], seq: int) -> None:
+    """Append one row per chunk of `entry` to the column lists (content on chunk 0 only)."""
+    metadata, attachments = _json(entry.metadata), _json(entry.attachments)
+    for index, text in enumerate(texts):
+        values = (
+            entry.id, entry.key, entry.speaker, entry.role, entry.memory_type, entry.kind,
+            index, len(texts), text, entry.content if index == 0 else None, entry.tags,
+            metadata, attachments, entry.summary_of, entry.created_at, seq, entry.token_count,
+        )  # fmt: skip
+        for name, value in zip(_ROW_FIELDS, values, strict=True):
+            columns[name].append(value)
 
 
 def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:

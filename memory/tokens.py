@@ -16,6 +16,9 @@ from typing import Protocol
 class _Encoding(Protocol):
     def encode(self, text: str, *, disallowed_special: tuple[str, ...] = ()) -> list[int]: ...
     def decode(self, tokens: list[int]) -> str: ...
+    def encode_ordinary_batch(
+        self, text: list[str], *, num_threads: int = 8
+    ) -> list[list[int]]: ...
 
 
 def _litellm_tokenizer_dir() -> Path:
@@ -43,6 +46,11 @@ def count_tokens(text: str) -> int:
 def encode(text: str) -> list[int]:
     """Return the cl100k token ids of `text`."""
     return encoding().encode(text, disallowed_special=())
+
+
+def encode_many(texts: list[str]) -> list[list[int]]:
+    """Return the cl100k token ids of each text (batched over threads; special tokens as text)."""
+    return encoding().encode_ordinary_batch(texts, num_threads=4)
 
 
 def decode(tokens: list[int]) -> str:
