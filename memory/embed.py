@@ -82,9 +82,11 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return one normalised 384-dim vector per text."""
         out = np.empty((len(texts), self.dims), dtype=np.float32)
-        for start in range(0, len(texts), self._batch_size):
-            batch = list(texts[start : start + self._batch_size])
-            out[start : start + len(batch)] = self._embed_batch(batch)
+        # Batches of similar length: each batch is padded to its longest text.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            picked = order[start : start + self._batch_size]
+            out[picked] = self._embed_batch([texts[i] for i in picked])
         return out
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
