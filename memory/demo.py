@@ -87,6 +87,14 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
     still_there = any(h.entry.id == gone.id for h in again)
     step("forget one entry", f"forgot {gone.id}; found again by search: {still_there}")
 
+    from memory.data_demo import run_data_demo
+
+    run_data_demo(ctx, uri, step)
+
+    from flows.demo import run_compaction_demo  # Prefect flows: imported only for the demo
+
+    run_compaction_demo(ctx, uri, step)
+
     report["seconds"] = round(time.perf_counter() - started, 2)
     if as_json:
         print(json.dumps(report, indent=2, default=str))

@@ -12,10 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from memory.cli import banks_cmd, entries_cmd, ops_cmd
+from pydantic import ValidationError
+
+from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, ops_cmd
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
-MODULES = [banks_cmd, entries_cmd, ops_cmd]
+MODULES = [banks_cmd, entries_cmd, ops_cmd, data_cmd, compaction_cmd]
 """Each module adds its subcommands with `register(subparsers)`."""
 
 
@@ -29,10 +31,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every membank command."""
+    # SUPPRESS: a subcommand's unset option must not overwrite the value given before it
+    # (`membank --json --data X bank list`); `main` fills the defaults in after parsing.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     common.add_argument(
-        "--data", metavar="URI", help="storage URI (default: $MEMBANK_URI or .membank)"
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="machine-readable output on stdout",
+    )
+    common.add_argument(
+        "--data",
+        metavar="URI",
+        default=argparse.SUPPRESS,
+        help="storage URI (default: $MEMBANK_URI or .membank)",
     )
     parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -46,11 +58,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.json = getattr(args, "json", False)
+    args.data = getattr(args, "data", None)
     try:
         code: int = args.handler(args)
         return code
     except (InvalidInput, Conflict) as exc:
         sys.stderr.write(f"membank: error: {exc}\n")
+        return 2
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        sys.stderr.write(f"membank: error: {problems}\n")
         return 2
     except NotFound as exc:
         sys.stderr.write(f"membank: not found: {exc}\n")

@@ -1,0 +1,189 @@
+"""`membank ingest | export | import | stats`: moving data in and out, and bank statistics.
+
+`ingest` exits 0 when every row was stored or already present, and 4 when it finished but
+rejected rows (they are in the rejects file; every good row is stored). 4 is not 2: the
+command was used correctly and did its work, yet a script must be able to tell that some
+rows need fixing. Progress bars go to stderr, only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memory.cli.args import context, parse_time, positive
+from memory.cli.output import emit_json, say
+
+EXIT_REJECTED = 4
+"""Exit code of an ingest that finished but quarantined rows in a rejects file."""
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the ingest, export, import and stats commands."""
+    ingest = commands.add_parser(
+        "ingest", parents=[common], help="ingest JSONL / CSV / Parquet files or folders"
+    )
+    ingest.add_argument("paths", metavar="PATH", nargs="+")
+    ingest.add_argument("--bank", required=True, metavar="BANK")
+    ingest.add_argument(
+        "--rejects", metavar="PATH", help="one rejects file (default: <input>.rejects.jsonl)"
+    )
+    ingest.add_argument("--batch-size", type=positive, default=512, help="rows per commit")
+    ingest.set_defaults(handler=_ingest)
+
+    export = commands.add_parser("export", parents=[common], help="export a bank (JSON, Parquet)")
+    export.add_argument("bank", metavar="BANK")
+    export.add_argument("--format", choices=["json", "parquet"], required=True)
+    export.add_argument("--out", metavar="PATH", help="file (or folder with --partition-by)")
+    export.add_argument("--key")
+    export.add_argument("--since", help="created at or after (ISO date/time, UTC)")
+    export.add_argument("--until", help="created before (exclusive)")
+    export.add_argument("--speaker")
+    export.add_argument("--tag", action="append", default=[], dest="tags")
+    export.add_argument("--estimate", action="store_true", help="count and size, write nothing")
+    export.add_argument("--with-vectors", action="store_true", help="Parquet: chunk vectors")
+    export.add_argument("--partition-by", choices=["date", "key"], help="Parquet: a folder")
+    export.set_defaults(handler=_export)
+
+    importer = commands.add_parser(
+        "import", parents=[common], help="create a bank from a JSON export"
+    )
+    importer.add_argument("path", metavar="PATH")
+    importer.add_argument("--name", help="the new bank's name (default: the exported name)")
+    importer.set_defaults(handler=_import)
+
+    stats = commands.add_parser("stats", parents=[common], help="a bank's entry statistics")
+    stats.add_argument("bank", metavar="BANK")
+    stats.add_argument("--days", type=positive, help="the last N days (default 30)")
+    stats.add_argument("--since", help="start of the time frame (ISO date/time, UTC)")
+    stats.add_argument("--until", help="end of the time frame (exclusive)")
+    stats.add_argument("--top", type=positive, default=10, help="rows per breakdown table")
+    stats.set_defaults(handler=_stats)
+
+
+@contextmanager
+def progress_bar(total: int | None, unit: str) -> Iterator[Callable[[int], None] | None]:
+    """Yield a progress callback drawing a tqdm bar on stderr, or None when not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit=unit, file=sys.stderr, leave=False) as bar:
+
+        def advance(count: int) -> None:
+            bar.update(count)
+
+        yield advance
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from memory import banks
+    from memory.ingest import ingest, iter_report_lines
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    with progress_bar(None, " rows") as progress:
+        report = ingest(
+            ctx,
+            bank,
+            args.paths,
+            rejects=args.rejects,
+            batch_size=args.batch_size,
+            progress=progress,
+        )
+    if args.json:
+        emit_json({**report.model_dump(mode="json"), "totals": report.totals()})
+    else:
+        for line in iter_report_lines(report):
+            say(line)
+    return EXIT_REJECTED if report.rejected else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from memory import banks
+    from memory.errors import InvalidInput
+    from memory.export import ExportFilters, count_entries, estimate, export
+
+    flt = ExportFilters(
+        key=args.key,
+        speaker=args.speaker,
+        tags=args.tags,
+        since=parse_time(args.since, "--since"),
+        until=parse_time(args.until, "--until"),
+    )
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    if args.estimate:
+        guess = estimate(ctx, bank, args.format, flt, with_vectors=args.with_vectors)
+        if args.json:
+            emit_json(guess)
+        else:
+            say(f"{guess.entries:,} entries, about {_human(guess.bytes)} ({guess.note})")
+        return 0
+    if not args.out:
+        raise InvalidInput("--out PATH is required (or use --estimate to only count)")
+    with progress_bar(count_entries(ctx, bank, flt), " entries") as progress:
+        result = export(
+            ctx,
+            bank,
+            args.format,
+            Path(args.out),
+            flt,
+            with_vectors=args.with_vectors,
+            partition_by=args.partition_by,
+            progress=progress,
+        )
+    if args.json:
+        emit_json(result)
+    else:
+        files = f" in {result.files} files" if result.partition_by else ""
+        say(f"exported {result.entries:,} entries to {result.path} ({_human(result.bytes)}{files})")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from memory.importer import import_json
+
+    with progress_bar(None, " entries") as progress:
+        report = import_json(context(args), args.path, name=args.name, progress=progress)
+    if args.json:
+        emit_json(report)
+    else:
+        say(
+            f"imported {report.entries:,} entries ({report.summaries} compaction summaries) "
+            f"from {report.source_bank!r} into new bank {report.bank.name} ({report.bank.id})"
+        )
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from memory import banks, stats
+
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    since, until = stats.time_frame(
+        ctx.clock.now(),
+        days=args.days,
+        since=parse_time(args.since, "--since"),
+        until=parse_time(args.until, "--until"),
+    )
+    result = stats.compute(ctx, bank, since=since, until=until, top=args.top)
+    if args.json:
+        emit_json(result)
+    else:
+        say(stats.render(result))
+    return 0
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{size} B"

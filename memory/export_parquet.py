@@ -1,0 +1,256 @@
+"""The Parquet export: a stable, documented, one-row-per-entry schema, streamed in batches.
+
+Schema version 1 (docs/export-schema.md): bank_id, id, key, kind, speaker, role,
+memory_type, content, tags, metadata (JSON text), attachments (JSON text), summary_of,
+created_at (UTC), token_count, chunk_count, and `vectors` (the entry's chunk vectors,
+in chunk order) only when asked for. A partitioned export adds a hive partition column:
+`date` (UTC day of created_at) or `partition_key` (the key).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from pathlib import Path
+from queue import Full, Queue
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memory.errors import StorageError
+from memory.store.schema import TIMESTAMP
+
+PARQUET_SCHEMA_VERSION = 1
+ROW_GROUP_ROWS = 262_144
+ROW_GROUP_BYTES = 128 * 1024 * 1024
+"""A row group is written when either bound is reached (memory stays bounded by it)."""
+PLAIN_COLUMNS = ("id", "content", "created_at", "vectors")
+"""Columns of (nearly) unique values: dictionary encoding would only be tried and dropped."""
+NO_STATISTICS = ("id", "content", "metadata", "attachments", "vectors")
+"""Columns whose min/max statistics help no reader (long text, JSON, vectors)."""
+METADATA_KEY = b"membank.export"
+PartitionBy = Literal["date", "key"]
+T = TypeVar("T")
+PARTITION_COLUMNS: dict[str, str] = {"date": "date", "key": "partition_key"}
+
+_BASE_FIELDS = [
+    pa.field("bank_id", pa.string(), nullable=False),
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("key", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("speaker", pa.string()),
+    pa.field("role", pa.string()),
+    pa.field("memory_type", pa.string()),
+    pa.field("content", pa.string(), nullable=False),
+    pa.field("tags", pa.list_(pa.string())),
+    pa.field("metadata", pa.string()),
+    pa.field("attachments", pa.string()),
+    pa.field("summary_of", pa.list_(pa.string())),
+    pa.field("created_at", TIMESTAMP, nullable=False),
+    pa.field("token_count", pa.int32(), nullable=False),
+    pa.field("chunk_count", pa.int32(), nullable=False),
+]
+SCAN_COLUMNS = [
+    "entry_id" if f.name == "id" else f.name for f in _BASE_FIELDS if f.name != "bank_id"
+]
+"""Entries-table columns an export reads (never the vector unless asked)."""
+
+
+def parquet_schema(
+    dims: int,
+    *,
+    with_vectors: bool,
+    partition_by: PartitionBy | None,
+    metadata: dict[str, Any],
+) -> pa.Schema:
+    """Return the export schema, carrying the bank's configuration in its metadata."""
+    fields = list(_BASE_FIELDS)
+    if with_vectors:
+        fields.append(pa.field("vectors", pa.list_(pa.list_(pa.float32(), dims))))
+    if partition_by == "date":
+        fields.append(pa.field("date", pa.date32(), nullable=False))
+    elif partition_by == "key":
+        fields.append(pa.field("partition_key", pa.string(), nullable=False))
+    encoded = json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8")
+    return pa.schema(fields, metadata={METADATA_KEY: encoded})
+
+
+def to_export_batch(
+    rows: pa.Table, bank_id: str, schema: pa.Schema, vectors: pa.Array | None = None
+) -> pa.RecordBatch:
+    """Return chunk-0 rows of the entries table as a batch of the export schema."""
+    count = rows.num_rows
+    arrays: list[Any] = []
+    for field in schema:
+        name = field.name
+        if name == "bank_id":
+            arrays.append(pa.array([bank_id], pa.string()).take(np.zeros(count, np.int32)))
+        elif name == "id":
+            arrays.append(rows.column("entry_id"))
+        elif name == "vectors":
+            arrays.append(vectors)
+        elif name == "date":
+            arrays.append(pc.cast(rows.column("created_at"), pa.date32()))
+        elif name == "partition_key":
+            arrays.append(rows.column("key"))
+        else:
+            arrays.append(rows.column(name))
+    plain = schema.remove_metadata()
+    table = pa.Table.from_arrays(arrays, schema=plain).combine_chunks()
+    return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], plain)
+
+
+def group_vectors(rows: pa.Table, dims: int) -> tuple[pa.Table, pa.Array, pa.Table]:
+    """Split scanned chunk rows into (chunk-0 rows, their chunk-vector lists, left-over rows).
+
+    Every entry's chunk rows are stored next to each other (one write appends them in
+    order); rows of an entry not yet complete at the end of a batch are returned to be
+    prepended to the next batch.
+
+    Raises:
+        StorageError: an entry's chunk rows are not adjacent and in order.
+    """
+    count = rows.num_rows
+    if count == 0:
+        empty = pa.array([], pa.list_(pa.list_(pa.float32(), dims)))
+        return rows, empty, rows
+    chunk_index = rows.column("chunk_index").to_numpy()
+    chunk_count = rows.column("chunk_count").to_numpy()
+    starts = np.flatnonzero(chunk_index == 0)
+    if len(starts) == 0 or starts[0] != 0:
+        raise StorageError("an entry's chunk rows are not stored together: run a prune")
+    last = int(starts[-1])
+    end = count if last + int(chunk_count[last]) <= count else last
+    starts = starts[starts < end]
+    lengths = np.diff(np.append(starts, end))
+    expected = np.arange(end) - np.repeat(starts, lengths)
+    if not np.array_equal(lengths, chunk_count[starts]) or not np.array_equal(
+        chunk_index[:end], expected
+    ):
+        raise StorageError("an entry's chunk rows are not stored together: run a prune")
+    vector_values = rows.column("vector").slice(0, end).combine_chunks()
+    offsets = pa.array(np.append(starts, end).astype(np.int32))
+    lists = pa.ListArray.from_arrays(offsets, vector_values)
+    return rows.take(pa.array(starts)), lists, rows.slice(end)
+
+
+def write_single(path: Path, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+    """Stream `batches` into one Parquet file at `path`, in row groups of bounded size.
+
+    Batches are produced one step ahead in a background thread (`prefetch`), so reading
+    the bank overlaps with compressing and writing.
+    """
+    import pyarrow.parquet as pq
+
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    options = writer_options(schema)
+    with (
+        pq.ParquetWriter(path, schema, **options) as writer,
+        closing(prefetch(batches)) as stream,
+    ):
+        for batch in stream:
+            if not batch.num_rows:
+                continue
+            pending.append(batch)
+            rows, size = rows + batch.num_rows, size + batch.nbytes
+            if rows >= ROW_GROUP_ROWS or size >= ROW_GROUP_BYTES:
+                writer.write_table(pa.Table.from_batches(pending), row_group_size=rows)
+                pending, rows, size = [], 0, 0
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending), row_group_size=rows)
+
+
+def writer_options(schema: pa.Schema) -> dict[str, Any]:
+    """Return the Parquet writer settings: dictionaries and statistics where they pay off."""
+    names = schema.names
+    return {
+        "use_dictionary": [n for n in names if n not in PLAIN_COLUMNS],
+        "write_statistics": [n for n in names if n not in NO_STATISTICS],
+    }
+
+
+def prefetch(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
+    """Yield `items` while a background thread produces the next ones (at most `depth` ahead).
+
+    An error in the producer is raised here; stopping early stops the producer.
+    """
+    queue: Queue[tuple[str, Any]] = Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(message: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                queue.put(message, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            put(("error", exc))
+
+    thread = threading.Thread(target=produce, name="membank-export-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = queue.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        thread.join()
+
+
+def write_partitioned(
+    path: Path,
+    schema: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+    partition_by: PartitionBy,
+) -> None:
+    """Stream `batches` into a hive-partitioned Parquet dataset folder at `path`."""
+    import pyarrow.dataset as pds
+
+    parquet_format = pds.ParquetFileFormat()
+    pds.write_dataset(
+        batches,
+        str(path),
+        schema=schema,
+        format=parquet_format,
+        file_options=parquet_format.make_write_options(**writer_options(schema)),
+        partitioning=[PARTITION_COLUMNS[partition_by]],
+        partitioning_flavor="hive",
+        basename_template="part-{i}.parquet",
+        max_partitions=1 << 30,
+        max_open_files=256,
+        existing_data_behavior="error",
+    )
+
+
+def is_export_folder(path: Path) -> bool:
+    """Return True when `path` is empty or holds only Parquet files of a membank export."""
+    import pyarrow.parquet as pq
+
+    files = [p for p in path.rglob("*") if p.is_file()]
+    if not files:
+        return True
+    if any(p.suffix != ".parquet" for p in files):
+        return False
+    try:
+        metadata = pq.read_schema(files[0]).metadata or {}
+    except (OSError, ValueError):
+        return False
+    return METADATA_KEY in metadata

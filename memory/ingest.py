@@ -1,0 +1,363 @@
+"""Ingest JSONL, CSV and Parquet files into a bank: streamed, validated per row, idempotent.
+
+Each row is checked against the bank's type; a bad row goes to a rejects file (JSON lines
+with the source, line/row number, a code and the reason) and never stops the run. Good
+rows are embedded and written in batches, one commit per batch. Every entry gets a stable
+id (the row's `id`, else a content hash), and ids already in the bank (or already folded
+into a compaction summary) are skipped: re-ingesting a file, or re-running an ingest that
+was killed midway, adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ValidationError
+
+from memory import entries
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import InvalidInput
+from memory.ingest_files import (
+    REJECTS_SUFFIX,
+    InputFile,
+    RowError,
+    SourceRow,
+    discover,
+    read_rows,
+)
+from memory.models import Bank, EntryIn
+from memory.store import filters
+
+DEFAULT_BATCH = 512
+"""Rows embedded and written per commit."""
+COLUMNS = tuple(EntryIn.model_fields)
+"""Columns an input row may have; any other column rejects the row."""
+_JSON_TEXT = {"metadata": dict, "attachments": list}
+
+Progress = Callable[[int], None]
+
+
+class FileReport(BaseModel):
+    """Counts for one input file."""
+
+    path: str
+    format: str
+    rows: int = 0
+    """Rows read (blank lines are not rows)."""
+    stored: int = 0
+    """New entries written."""
+    duplicates: int = 0
+    """Rows whose entry was already in the bank (or earlier in this run): skipped."""
+    rejected: int = 0
+    """Rows written to the rejects file."""
+    rejects_path: str | None = None
+    """Where this file's rejected rows are (None when none were rejected)."""
+
+
+class IngestReport(BaseModel):
+    """The outcome of an ingest: per-file and total counts."""
+
+    bank_id: str
+    bank: str
+    files: list[FileReport]
+
+    @property
+    def rows(self) -> int:
+        """Return the rows read from every file."""
+        return sum(f.rows for f in self.files)
+
+    @property
+    def stored(self) -> int:
+        """Return the new entries written."""
+        return sum(f.stored for f in self.files)
+
+    @property
+    def duplicates(self) -> int:
+        """Return the rows skipped because their entry already exists."""
+        return sum(f.duplicates for f in self.files)
+
+    @property
+    def rejected(self) -> int:
+        """Return the rows quarantined in rejects files."""
+        return sum(f.rejected for f in self.files)
+
+    def totals(self) -> dict[str, int]:
+        """Return the total counts by name."""
+        return {
+            "files": len(self.files),
+            "rows": self.rows,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+        }
+
+
+def default_rejects_path(path: Path) -> Path:
+    """Return the rejects file next to an input file."""
+    return path.with_name(path.name + REJECTS_SUFFIX)
+
+
+def ingest(
+    ctx: Context,
+    bank: Bank,
+    paths: Sequence[str | Path],
+    *,
+    rejects: str | Path | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest files and folders into `bank`; returns per-file counts.
+
+    Args:
+        ctx: the context (store, embedder, clock).
+        bank: the target bank; rows are validated against its type.
+        paths: files (.jsonl, .ndjson, .csv, .parquet) and folders (searched recursively).
+        rejects: one rejects file for every input; default `<input>.rejects.jsonl` per file.
+            Rejects files from an earlier run are replaced; none is left when nothing is
+            rejected.
+        batch_size: rows embedded and written per commit.
+        progress: called with the number of rows read since the previous call.
+
+    Raises:
+        InvalidInput: a path is missing or unsupported, or `batch_size` < 1.
+    """
+    if batch_size < 1:
+        raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
+    import memory.compaction  # noqa: F401 - registers inline compaction for touched partitions
+
+    files = discover(paths)
+    reports = [FileReport(path=str(f.path), format=f.format) for f in files]
+    sink = _Rejects(Path(rejects) if rejects else None)
+    sink.clear(files)
+    writer = _BatchWriter(ctx, bank, reports, batch_size)
+    with sink:
+        read = 0
+        for index, item in enumerate(files):
+            for row in read_rows(item):
+                reports[index].rows += 1
+                read += 1
+                try:
+                    entry = to_entry(bank, row)
+                except RowError as exc:
+                    reports[index].rejected += 1
+                    reports[index].rejects_path = str(sink.write(item, row, exc))
+                    continue
+                if writer.add(index, entry) and progress:
+                    progress(read)
+                    read = 0
+        writer.flush()
+        if progress and read:
+            progress(read)
+    return IngestReport(bank_id=bank.id, bank=bank.name, files=reports)
+
+
+def to_entry(bank: Bank, row: SourceRow) -> EntryIn:
+    """Return the entry a row describes, with its stable id; RowError says why not."""
+    if row.error is not None:
+        raise row.error
+    record = dict(row.record or {})
+    unknown = [name for name in record if name not in COLUMNS]
+    if unknown:
+        raise RowError(
+            "unknown_column",
+            f"unknown column {', '.join(map(repr, unknown))}: columns are {', '.join(COLUMNS)}",
+        )
+    for name in ("id", "key"):
+        if isinstance(record.get(name), int) and not isinstance(record[name], bool):
+            record[name] = str(record[name])
+    _decode_json_text(record)
+    if row.format == "csv" and isinstance(record.get("tags"), str):
+        record["tags"] = _csv_tags(record["tags"])
+    try:
+        item = EntryIn.model_validate(record)
+    except ValidationError as exc:
+        raise _pydantic_error(exc) from None
+    _check_for_bank(bank, item)
+    return item.model_copy(update={"id": item.id or stable_id(item, row.ordinal)})
+
+
+def _decode_json_text(record: dict[str, Any]) -> None:
+    for name, kind in _JSON_TEXT.items():
+        value = record.get(name)
+        if isinstance(value, str):
+            try:
+                record[name] = json.loads(value)
+            except json.JSONDecodeError:
+                raise RowError("wrong_type", f"{name}: not valid JSON text") from None
+            if not isinstance(record[name], kind):
+                raise RowError("wrong_type", f"{name}: must be a JSON {kind.__name__}")
+
+
+def _csv_tags(text: str) -> Any:
+    if text.lstrip().startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise RowError("wrong_type", "tags: not a valid JSON array") from None
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+def _pydantic_error(exc: ValidationError) -> RowError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "row"
+    if first["type"] == "missing":
+        return RowError("missing_field", f"{where}: required column is missing")
+    return RowError("wrong_type", f"{where}: {first['msg']}")
+
+
+def _check_for_bank(bank: Bank, item: EntryIn) -> None:
+    texts = [item.key, item.content, item.speaker or "", item.role or "", *item.tags]
+    if any(not _encodable(t) for t in texts):
+        raise RowError("bad_encoding", "text is not valid UTF-8 (lone surrogate)")
+    if not item.content.strip():
+        raise RowError("empty_content", "content is empty")
+    if bank.type == "conversation" and not (item.speaker or "").strip():
+        raise RowError("missing_speaker", "conversation banks need a speaker on every row")
+    if bank.type == "general" and item.speaker is not None:
+        raise RowError("unexpected_speaker", "general banks have no speaker: drop the column")
+    if item.id is not None and not item.id.strip():
+        raise RowError("invalid", "id is blank")
+    try:
+        entries.validate(bank, item)
+    except InvalidInput as exc:
+        raise RowError("invalid", str(exc)) from None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def stable_id(item: EntryIn, ordinal: int) -> str:
+    """Return the content-hash id of a row without an `id`.
+
+    The hash covers key, speaker, content and created_at; rows without created_at also
+    hash their line/row number, so repeated short turns ("ok") stay distinct while a
+    re-ingest of the same file maps every row to the same id.
+    """
+    when = f"#{ordinal}" if item.created_at is None else _utc(item.created_at).isoformat()
+    material = json.dumps([item.key, item.speaker, item.content, when], ensure_ascii=False)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class _BatchWriter:
+    """Collects valid entries and writes them a batch at a time, skipping known ids."""
+
+    def __init__(self, ctx: Context, bank: Bank, reports: list[FileReport], size: int) -> None:
+        self.ctx = ctx
+        self.bank = bank
+        self.reports = reports
+        self.size = size
+        self.pending: list[tuple[int, EntryIn]] = []
+        self.dims = get_mode(bank.mode).dims
+
+    def add(self, file_index: int, item: EntryIn) -> bool:
+        """Queue an entry; returns True when this flushed a batch."""
+        self.pending.append((file_index, item))
+        if len(self.pending) >= self.size:
+            self.flush()
+            return True
+        return False
+
+    def flush(self) -> None:
+        """Write the queued entries whose ids are new, in one commit."""
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        known = existing_ids(self.ctx, self.bank, [item.id or "" for _, item in batch])
+        fresh: list[EntryIn] = []
+        for file_index, item in batch:
+            report = self.reports[file_index]
+            if item.id in known:
+                report.duplicates += 1
+                continue
+            known.add(item.id or "")
+            report.stored += 1
+            fresh.append(item)
+        entries.write(self.ctx, self.bank, fresh)
+
+
+def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:
+    """Return which of `ids` are stored in the bank or were folded into a compaction summary."""
+    if not ids:
+        return set()
+    wanted = sorted(set(ids))
+    stored = filters.one_of("entry_id", wanted)
+    summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
+    where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
+    table = ctx.store.scan(
+        bank.id, get_mode(bank.mode).dims, columns=["entry_id", "summary_of"], where=where
+    )
+    found = set(table.column("entry_id").to_pylist())
+    for replaced in table.column("summary_of").to_pylist():
+        found.update(replaced or ())
+    return found & set(wanted)
+
+
+class _Rejects:
+    """Writes rejected rows as JSON lines, to one given file or next to each input."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._stack = ExitStack()
+        self._open: dict[Path, IO[str]] = {}
+
+    def clear(self, files: Sequence[InputFile]) -> None:
+        """Remove rejects files left by an earlier run, so each run's file is its own."""
+        targets = [self.path] if self.path else [default_rejects_path(f.path) for f in files]
+        for target in targets:
+            target.unlink(missing_ok=True)
+
+    def write(self, item: InputFile, row: SourceRow, error: RowError) -> Path:
+        """Append one rejected row; returns the rejects file it went to."""
+        target = self.path or default_rejects_path(item.path)
+        handle = self._open.get(target)
+        if handle is None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = self._stack.enter_context(target.open("a", encoding="utf-8"))
+            self._open[target] = handle
+        record = {
+            "source": row.source,
+            "line": row.line,
+            "row": row.row,
+            "code": error.code,
+            "reason": error.reason,
+            "raw": row.raw,
+        }
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return target
+
+    def __enter__(self) -> _Rejects:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
+def iter_report_lines(report: IngestReport) -> Iterator[str]:
+    """Yield a readable summary of an ingest, one line per file then the totals."""
+    for f in report.files:
+        where = f" -> rejects in {f.rejects_path}" if f.rejects_path else ""
+        yield (
+            f"{f.path}: {f.rows} rows, {f.stored} stored, {f.duplicates} already present, "
+            f"{f.rejected} rejected{where}"
+        )
+    t = report.totals()
+    yield (
+        f"total: {t['rows']} rows in {t['files']} files: {t['stored']} stored, "
+        f"{t['duplicates']} already present, {t['rejected']} rejected"
+    )

@@ -1,0 +1,403 @@
+"""Export and import: filters, estimates, Parquet read by four engines, atomic files, round trip."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import memory.export as export_module
+from memory import banks, entries
+from memory.cli import main
+from memory.clock import FixedClock
+from memory.config import get_mode
+from memory.context import Context
+from memory.errors import Conflict, InvalidInput
+from memory.export import ExportFilters, estimate, export
+from memory.importer import import_json
+from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
+from memory.store import filters
+
+SCHEMA_V1 = [
+    ("bank_id", pa.string()),
+    ("id", pa.string()),
+    ("key", pa.string()),
+    ("kind", pa.string()),
+    ("speaker", pa.string()),
+    ("role", pa.string()),
+    ("memory_type", pa.string()),
+    ("content", pa.string()),
+    ("tags", pa.list_(pa.string())),
+    ("metadata", pa.string()),
+    ("attachments", pa.string()),
+    ("summary_of", pa.list_(pa.string())),
+    ("created_at", pa.timestamp("us", tz="UTC")),
+    ("token_count", pa.int32()),
+    ("chunk_count", pa.int32()),
+]
+LONG = " ".join(f"word{i}" for i in range(600))
+"""An entry long enough to span several chunks."""
+
+
+@pytest.fixture
+def bank(ctx: Context, clock: FixedClock) -> Bank:
+    """A conversation bank with two threads, a long entry, a summary and a forgotten entry."""
+    bank = banks.create(
+        ctx,
+        BankCreate(
+            name="support",
+            type="conversation",
+            description="support history",
+            compaction_prompt="Keep order numbers.",
+            max_turns=50,
+            retention_days=90,
+        ),
+    )
+    now = clock.now()
+    turns = [
+        EntryIn(
+            key="order/1001 'x'",
+            speaker="ann",
+            role="user",
+            content="My order 1001 is late.",
+            tags=["order", "late"],
+            metadata={"channel": "mail", "n": 1},
+            attachments=[{"name": "receipt.pdf", "size": 12}],
+            created_at=now - timedelta(days=3),
+        ),
+        EntryIn(
+            key="order/1001 'x'",
+            speaker="bob",
+            role="assistant",
+            content="Sorry — it ships tomorrow.",
+            tags=["order"],
+            created_at=now - timedelta(days=2),
+        ),
+        EntryIn(
+            key="k2", speaker="ann", content=LONG, tags=["long"], created_at=now - timedelta(days=1)
+        ),
+        EntryIn(key="k2", speaker="cy", content="to be forgotten", created_at=now),
+    ]
+    written = entries.write(ctx, bank, turns)
+    entries.write(
+        ctx,
+        bank,
+        [
+            EntryIn(
+                key="k2",
+                speaker="summary",
+                content="Earlier: ann asked twice.",
+                tags=[SUMMARY_TAG],
+                created_at=now - timedelta(days=5),
+            )
+        ],
+        kind="summary",
+        summary_of=[["gone-1", "gone-2"]],
+    )
+    entries.forget(ctx, bank, written[3].id)
+    bank = bank.model_copy(
+        update={"summary_count": 1, "last_compaction_at": now - timedelta(hours=1)}
+    )
+    banks.save(ctx, bank)
+    return bank
+
+
+def exported_entries(path: Path) -> list[dict[str, Any]]:
+    """Return the entries list of a JSON export."""
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    entries_list: list[dict[str, Any]] = data["entries"]
+    return entries_list
+
+
+def test_json_export_holds_config_and_entries(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    out = tmp_path / "bank.json"
+    result = export(ctx, bank, "json", out)
+    data = json.loads(out.read_text("utf-8"))
+    assert (data["format"], data["version"]) == ("membank.export", 1)
+    assert data["bank"] == bank.model_dump(mode="json")
+    assert data["entry_count"] == result.entries == 4
+    stored = {e.id: e for e in entries.read(ctx, bank)}
+    assert {e["id"] for e in data["entries"]} == set(stored)
+    assert "to be forgotten" not in out.read_text("utf-8")
+    for record in data["entries"]:
+        expected = stored[record["id"]].model_dump(mode="json", exclude={"bank_id"})
+        assert (
+            Entry.model_validate({**record, "bank_id": bank.id}).model_dump(
+                mode="json", exclude={"bank_id"}
+            )
+            == expected
+        )
+        assert set(record) == set(Entry.model_fields) - {"bank_id"}
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        (
+            ExportFilters(key="order/1001 'x'"),
+            {"My order 1001 is late.", "Sorry — it ships tomorrow."},
+        ),
+        (ExportFilters(speaker="bob"), {"Sorry — it ships tomorrow."}),
+        (ExportFilters(tags=["order", "late"]), {"My order 1001 is late."}),
+        (ExportFilters(key="x' OR '1'='1"), set()),
+    ],
+)
+def test_json_export_filters(
+    ctx: Context, bank: Bank, tmp_path: Path, flt: ExportFilters, expected: set[str]
+) -> None:
+    out = tmp_path / "f.json"
+    export(ctx, bank, "json", out, flt)
+    assert {e["content"] for e in exported_entries(out)} == expected
+    assert json.loads(out.read_text("utf-8"))["filters"] == flt.model_dump(mode="json")
+
+
+def test_json_export_time_filters(
+    ctx: Context, bank: Bank, clock: FixedClock, tmp_path: Path
+) -> None:
+    out = tmp_path / "t.json"
+    now = clock.now()
+    export(ctx, bank, "json", out, ExportFilters(since=now - timedelta(days=2), until=now))
+    assert {e["content"] for e in exported_entries(out)} == {"Sorry — it ships tomorrow.", LONG}
+
+
+def test_estimate_counts_and_sizes_without_writing(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    guess = estimate(ctx, bank, "json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db"]
+    out = tmp_path / "bank.json"
+    actual = export(ctx, bank, "json", out)
+    assert guess.entries == actual.entries == 4
+    assert abs(guess.bytes - actual.bytes) <= 0.1 * actual.bytes
+    by_key = estimate(ctx, bank, "parquet", ExportFilters(speaker="bob"), with_vectors=True)
+    assert by_key.entries == 1
+    assert by_key.bytes >= get_mode(bank.mode).dims * 4
+
+
+def read_four_ways(path: Path) -> dict[str, list[str]]:
+    """Return the sorted ids read by polars, pyarrow, pandas and DuckDB."""
+    glob = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
+    return {
+        "polars": sorted(pl.read_parquet(path)["id"].to_list()),
+        "pyarrow": sorted(pq.read_table(path).column("id").to_pylist()),
+        "pandas": sorted(pd.read_parquet(path)["id"].tolist()),
+        "duckdb": sorted(
+            r[0] for r in duckdb.sql(f"SELECT id FROM read_parquet('{glob}')").fetchall()
+        ),
+    }
+
+
+def test_parquet_schema_and_four_readers(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    out = tmp_path / "bank.parquet"
+    result = export(ctx, bank, "parquet", out)
+    schema = pq.read_schema(out)
+    assert [(f.name, f.type) for f in schema] == SCHEMA_V1
+    meta = json.loads(schema.metadata[b"membank.export"])
+    assert (meta["version"], meta["bank"]["name"]) == (1, "support")
+    ids = sorted(e.id for e in entries.read(ctx, bank))
+    assert result.entries == 4
+    assert read_four_ways(out) == {k: ids for k in ("polars", "pyarrow", "pandas", "duckdb")}
+    frame = pl.read_parquet(out)
+    row = frame.filter(pl.col("content") == "My order 1001 is late.").row(0, named=True)
+    assert json.loads(row["metadata"]) == {"channel": "mail", "n": 1}
+    assert row["tags"] == ["order", "late"]
+    assert frame.filter(pl.col("content") == LONG)["chunk_count"].item() > 1
+
+
+def test_parquet_vectors_are_each_entrys_chunk_vectors(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "vectors.parquet"
+    export(ctx, bank, "parquet", out, with_vectors=True, batch_size=2)
+    table = pq.read_table(out)
+    assert table.schema.field("vectors").type == pa.list_(pa.list_(pa.float32(), 384))
+    dims = get_mode(bank.mode).dims
+    stored = ctx.store.scan(bank.id, dims, columns=["entry_id", "chunk_index", "vector"])
+    expected: dict[str, list[tuple[int, list[float]]]] = {}
+    for r in stored.to_pylist():
+        expected.setdefault(r["entry_id"], []).append((r["chunk_index"], r["vector"]))
+    for entry_id, vectors in zip(
+        table.column("id").to_pylist(), table.column("vectors").to_pylist(), strict=True
+    ):
+        want = [v for _, v in sorted(expected[entry_id])]
+        assert np.allclose(np.array(vectors), np.array(want))
+    assert max(len(v) for v in table.column("vectors").to_pylist()) > 1
+
+
+@pytest.mark.parametrize("partition_by", ["date", "key"])
+def test_partitioned_parquet(ctx: Context, bank: Bank, tmp_path: Path, partition_by: str) -> None:
+    out = tmp_path / "dataset"
+    result = export(ctx, bank, "parquet", out, partition_by=partition_by)  # type: ignore[arg-type]
+    ids = sorted(e.id for e in entries.read(ctx, bank))
+    assert read_four_ways(out) == {k: ids for k in ("polars", "pyarrow", "pandas", "duckdb")}
+    folders = sorted(p.name for p in out.iterdir())
+    column = "date" if partition_by == "date" else "partition_key"
+    assert all(name.startswith(f"{column}=") for name in folders)
+    assert len(folders) == result.files == (4 if partition_by == "date" else 2)
+    keys = pl.read_parquet(out)["key"].unique().sort().to_list()
+    assert keys == ["k2", "order/1001 'x'"]
+    export(ctx, bank, "parquet", out, partition_by=partition_by)  # type: ignore[arg-type]
+    assert read_four_ways(out)["pyarrow"] == ids
+
+
+def test_partitioned_export_never_replaces_a_foreign_folder(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(InvalidInput, match="not an earlier membank"):
+        export(ctx, bank, "parquet", folder, partition_by="date")
+    assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def failing_after(calls: int, real: Any) -> Any:
+    """Return `real` wrapped to raise on call number `calls + 1`."""
+    count = iter(range(10**9))
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if next(count) >= calls:
+            raise RuntimeError("disk full (injected)")
+        return real(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("fmt", "target", "partition_by", "patched"),
+    [
+        ("json", "bank.json", None, "entry_record"),
+        ("parquet", "bank.parquet", None, "to_export_batch"),
+        ("parquet", "dataset", "key", "to_export_batch"),
+    ],
+)
+def test_failed_export_leaves_no_partial_file(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    target: str,
+    partition_by: str | None,
+    patched: str,
+) -> None:
+    folder = tmp_path / "exports"
+    out = folder / target
+    export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    snapshot = out.read_bytes() if out.is_file() else None
+    monkeypatch.setattr(export_module, patched, failing_after(2, getattr(export_module, patched)))
+    with pytest.raises(RuntimeError, match="injected"):
+        export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    if snapshot is not None:
+        assert out.read_bytes() == snapshot
+    fresh = tmp_path / "fresh" / target
+    with pytest.raises(RuntimeError, match="injected"):
+        export(ctx, bank, fmt, fresh, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+    assert list((tmp_path / "fresh").iterdir()) == []
+
+
+def test_round_trip_is_equal_on_every_field(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    general = banks.create(ctx, BankCreate(name="facts", type="general", max_tokens=900))
+    entries.write(
+        ctx,
+        general,
+        [
+            EntryIn(key="u1", content="Likes tea.", memory_type="preference", tags=["drink"]),
+            EntryIn(key="u1", content="Knows Bo.", memory_type="relationship", metadata={"a": [1]}),
+        ],
+    )
+    for source in (bank, general):
+        out = tmp_path / f"{source.name}.json"
+        export(ctx, source, "json", out)
+        report = import_json(ctx, out, name=f"{source.name}-copy", batch_size=2)
+        copy = report.bank
+        assert copy.name == f"{source.name}-copy" and copy.id != source.id
+        config = {"id", "name", "created_at", "updated_at"}
+        assert copy.model_dump(exclude=config) == source.model_dump(exclude=config)
+        original = [e.model_dump(exclude={"bank_id"}) for e in entries.read(ctx, source)]
+        copied = [e.model_dump(exclude={"bank_id"}) for e in entries.read(ctx, copy)]
+        assert copied == original
+        assert report.entries == len(original)
+    assert report.summaries == 0
+
+
+def test_import_of_a_reformatted_export(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    out = tmp_path / "bank.json"
+    export(ctx, bank, "json", out)
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(out.read_text("utf-8")), indent=2), "utf-8")
+    report = import_json(ctx, pretty, name="pretty")
+    assert (report.entries, report.summaries) == (4, 1)
+
+
+def test_import_rejects_bad_files_and_leaves_no_bank(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "bank.json"
+    export(ctx, bank, "json", out)
+    lines = out.read_text("utf-8").splitlines(keepends=True)
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text("".join(lines[:-4]), "utf-8")
+    with pytest.raises(InvalidInput, match="truncated"):
+        import_json(ctx, truncated, name="half")
+    newer = tmp_path / "newer.json"
+    newer.write_text(out.read_text("utf-8").replace('"version": 1', '"version": 99', 1), "utf-8")
+    with pytest.raises(InvalidInput, match="newer"):
+        import_json(ctx, newer, name="future")
+    with pytest.raises(Conflict):
+        import_json(ctx, out)
+    assert [b.name for b in banks.list_banks(ctx)] == ["support"]
+
+
+def test_cli_export_estimate_and_import(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    out = tmp_path / "cli.json"
+    assert main(["export", "support", "--format", "json", "--out", str(out), "--estimate"]) == 0
+    assert "4 entries" in capsys.readouterr().out
+    assert not out.exists()
+    assert (
+        main(["export", "support", "--format", "json", "--out", str(out), "--speaker", "ann"]) == 0
+    )
+    assert str(out) in capsys.readouterr().out
+    assert len(exported_entries(out)) == 2
+    assert main(["export", "support", "--format", "json", "--out", str(out), "--with-vectors"]) == 2
+    assert main(["export", "support", "--format", "parquet"]) == 2
+    assert main(["import", str(out), "--name", "copy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"] == 2
+
+
+def test_deleted_entries_never_exported(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    victim = entries.read(ctx, bank, filters.equals("speaker", "bob"))[0]
+    entries.forget(ctx, bank, victim.id)
+    out = tmp_path / "after.parquet"
+    export(ctx, bank, "parquet", out, with_vectors=True)
+    assert victim.id not in pq.read_table(out).column("id").to_pylist()
+
+
+def test_empty_bank_exports(ctx: Context, tmp_path: Path) -> None:
+    bank = banks.create(ctx, BankCreate(name="empty", type="general"))
+    banks.reset_source(ctx, "empty")
+    assert export(ctx, bank, "json", tmp_path / "e.json").entries == 0
+    assert exported_entries(tmp_path / "e.json") == []
+    export(ctx, bank, "parquet", tmp_path / "e.parquet")
+    assert pl.read_parquet(tmp_path / "e.parquet").columns == [name for name, _ in SCHEMA_V1]
+    result = export(ctx, bank, "parquet", tmp_path / "ds", partition_by="key")
+    assert (result.entries, result.files) == (0, 0)
+    assert import_json(ctx, tmp_path / "e.json", name="empty-copy").entries == 0

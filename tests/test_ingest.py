@@ -1,0 +1,327 @@
+"""Ingest: every kind of bad row quarantined row by row, good rows stored, idempotent re-runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from memory import banks, entries
+from memory.cli import main
+from memory.context import Context
+from memory.errors import InvalidInput
+from memory.ingest import ingest, stable_id
+from memory.models import Bank, BankCreate, EntryIn
+from memory.testing import ScriptedCompleter
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def conv(ctx: Context) -> Bank:
+    """An empty conversation bank."""
+    return banks.create(ctx, BankCreate(name="support", type="conversation"))
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    """A writable copy of the ingest fixtures (rejects files are written next to inputs)."""
+    target = tmp_path / "in"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+def rejects_of(path: Path) -> list[dict[str, object]]:
+    """Return the rejected rows recorded next to `path`, in order."""
+    rejects = path.with_name(path.name + ".rejects.jsonl")
+    return [json.loads(line) for line in rejects.read_text("utf-8").splitlines()]
+
+
+def test_jsonl_bad_rows_are_quarantined_row_by_row(ctx: Context, conv: Bank, inputs: Path) -> None:
+    source = inputs / "conversation.jsonl"
+    report = ingest(ctx, conv, [source])
+
+    rejected = [(r["line"], r["code"]) for r in rejects_of(source)]
+    assert rejected == [
+        (3, "bad_json"),
+        (4, "missing_speaker"),
+        (5, "wrong_type"),
+        (6, "empty_content"),
+        (7, "unknown_column"),
+        (8, "bad_encoding"),
+        (12, "missing_field"),
+        (13, "bad_json"),
+    ]
+    first = rejects_of(source)[0]
+    assert first["source"] == str(source)
+    assert first["raw"] == '{"key": "c1", "speaker": "ann", "content": "broken'
+    assert "tags" in str(rejects_of(source)[2]["reason"])
+    assert "'mood'" in str(rejects_of(source)[4]["reason"])
+    assert "\\xe9" in str(rejects_of(source)[5]["raw"])
+    assert "key" in str(rejects_of(source)[6]["reason"])
+    (file_report,) = report.files
+    assert (file_report.rows, file_report.stored, file_report.rejected) == (12, 4, 8)
+    assert file_report.rejects_path == str(source) + ".rejects.jsonl"
+
+    stored = entries.read(ctx, conv)
+    assert sorted(e.content for e in stored) == sorted(
+        [
+            "Hi, my order 1001 has not arrived.",
+            "Sorry to hear that, let me check order 1001.",
+            "I prefer e-mail over phone calls.",
+            "Noted: e-mail it is.",
+        ]
+    )
+    by_content = {e.content: e for e in stored}
+    assert by_content["I prefer e-mail over phone calls."].id == "src-42"
+    assert by_content["I prefer e-mail over phone calls."].created_at.isoformat() == (
+        "2026-10-03T06:00:00+00:00"
+    )
+    assert by_content["Noted: e-mail it is."].metadata == {"channel": "chat"}
+    assert by_content["Hi, my order 1001 has not arrived."].tags == ["order"]
+
+
+def test_csv_bad_rows_report_line_and_row(ctx: Context, conv: Bank, inputs: Path) -> None:
+    source = inputs / "conversation.csv"
+    report = ingest(ctx, conv, [source])
+
+    rejected = [(r["line"], r["row"], r["code"]) for r in rejects_of(source)]
+    assert rejected == [
+        (3, 2, "missing_speaker"),
+        (6, 4, "empty_content"),
+        (7, 5, "unknown_column"),
+        (8, 6, "wrong_type"),
+        (9, 7, "bad_encoding"),
+    ]
+    assert "created_at" in str(rejects_of(source)[3]["reason"])
+    assert report.stored == 3
+    stored = {e.content: e for e in entries.read(ctx, conv)}
+    assert set(stored) == {
+        "Hello, I need help with billing",
+        "Sure.\nWhat is the invoice number?",
+        "Invoice 77, thanks",
+    }
+    assert stored["Invoice 77, thanks"].tags == ["invoice", "billing"]
+    assert stored["Hello, I need help with billing"].tags == ["billing"]
+
+
+def test_parquet_rows_are_validated(ctx: Context, conv: Bank, tmp_path: Path) -> None:
+    source = tmp_path / "turns.parquet"
+    table = pa.table(
+        {
+            "key": ["p1", "p1", "p1"],
+            "speaker": ["ann", None, "bob"],
+            "content": ["first turn", "nobody said this", ""],
+            "metadata": ['{"n": 1}', None, None],
+        }
+    )
+    pq.write_table(table, source)
+    report = ingest(ctx, conv, [source])
+    assert [(r["row"], r["code"]) for r in rejects_of(source)] == [
+        (2, "missing_speaker"),
+        (3, "empty_content"),
+    ]
+    assert report.stored == 1
+    (entry,) = entries.read(ctx, conv)
+    assert (entry.content, entry.metadata) == ("first turn", {"n": 1})
+
+
+def test_general_bank_rejects_speakers_and_unknown_types(ctx: Context, inputs: Path) -> None:
+    bank = banks.create(ctx, BankCreate(name="facts", type="general"))
+    source = inputs / "general.jsonl"
+    report = ingest(ctx, bank, [source])
+    assert [(r["line"], r["code"]) for r in rejects_of(source)] == [
+        (2, "unexpected_speaker"),
+        (3, "invalid"),
+    ]
+    assert "hunch" in str(rejects_of(source)[1]["reason"])
+    assert report.stored == 2
+    assert {e.memory_type for e in entries.read(ctx, bank)} == {"preference", "fact"}
+
+
+def test_reingest_adds_nothing(ctx: Context, conv: Bank, inputs: Path) -> None:
+    paths = [inputs / "conversation.jsonl", inputs / "conversation.csv"]
+    first = ingest(ctx, conv, paths)
+    before = sorted(e.id for e in entries.read(ctx, conv))
+    rejects_before = rejects_of(paths[0])
+
+    second = ingest(ctx, conv, paths)
+
+    assert first.stored == 7
+    assert (second.stored, second.duplicates, second.rejected) == (0, 7, first.rejected)
+    assert sorted(e.id for e in entries.read(ctx, conv)) == before
+    assert rejects_of(paths[0]) == rejects_before
+
+
+def test_stable_ids_keep_repeated_turns_apart_and_merge_true_duplicates(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = tmp_path / "repeats.jsonl"
+    rows = [
+        {"key": "k", "speaker": "ann", "content": "ok"},
+        {"key": "k", "speaker": "ann", "content": "ok"},
+        {"key": "k", "speaker": "ann", "content": "same", "created_at": "2026-10-01T00:00:00Z"},
+        {"key": "k", "speaker": "ann", "content": "same", "created_at": "2026-10-01T00:00:00Z"},
+    ]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    report = ingest(ctx, conv, [source])
+    assert (report.stored, report.duplicates) == (3, 1)
+    item = EntryIn(key="k", speaker="ann", content="ok")
+    assert {e.id for e in entries.read(ctx, conv)} >= {stable_id(item, 1), stable_id(item, 2)}
+
+
+def test_folder_ingest_skips_rejects_and_hidden_files(
+    ctx: Context, conv: Bank, inputs: Path
+) -> None:
+    (inputs / "general.jsonl").unlink()
+    (inputs / ".hidden.jsonl").write_text('{"key": "x", "speaker": "a", "content": "no"}\n')
+    (inputs / "notes.txt").write_text("not an input")
+    first = ingest(ctx, conv, [inputs])
+    assert [Path(f.path).name for f in first.files] == ["conversation.csv", "conversation.jsonl"]
+    again = ingest(ctx, conv, [inputs])
+    assert [Path(f.path).name for f in again.files] == ["conversation.csv", "conversation.jsonl"]
+    assert again.stored == 0
+    assert not any(e.content == "no" for e in entries.read(ctx, conv))
+
+
+def test_one_rejects_file_for_all_inputs(ctx: Context, conv: Bank, inputs: Path) -> None:
+    target = inputs / "out" / "all-rejects.jsonl"
+    paths = [inputs / "conversation.jsonl", inputs / "conversation.csv"]
+    report = ingest(ctx, conv, paths, rejects=target)
+    lines = [json.loads(x) for x in target.read_text("utf-8").splitlines()]
+    assert len(lines) == report.rejected == 13
+    assert {Path(str(x["source"])).name for x in lines} == {
+        "conversation.jsonl",
+        "conversation.csv",
+    }
+    assert not (inputs / "conversation.jsonl.rejects.jsonl").exists()
+
+
+def test_clean_run_removes_stale_rejects(ctx: Context, conv: Bank, tmp_path: Path) -> None:
+    source = tmp_path / "turns.jsonl"
+    source.write_text('{"key": "k", "content": "no speaker"}\n', "utf-8")
+    ingest(ctx, conv, [source])
+    assert len(rejects_of(source)) == 1
+    source.write_text('{"key": "k", "speaker": "ann", "content": "fixed"}\n', "utf-8")
+    report = ingest(ctx, conv, [source])
+    assert report.rejected == 0
+    assert not source.with_name("turns.jsonl.rejects.jsonl").exists()
+
+
+def test_bad_paths_are_usage_errors(ctx: Context, conv: Bank, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="no such file"):
+        ingest(ctx, conv, [tmp_path / "missing.jsonl"])
+    (tmp_path / "data.txt").write_text("x")
+    with pytest.raises(InvalidInput, match="unsupported"):
+        ingest(ctx, conv, [tmp_path / "data.txt"])
+    assert entries.read(ctx, conv) == []
+
+
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from memory import banks
+    from memory.context import Context
+    from memory.ingest import ingest
+    from memory.store import LanceStore
+    from memory.testing import HashingEmbedder
+
+    class KillingEmbedder(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts):
+            KillingEmbedder.calls += 1
+            if KillingEmbedder.calls > int(sys.argv[3]):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().embed(texts)
+
+    embedder = KillingEmbedder(384)
+    ctx = Context(store=LanceStore(sys.argv[1]), account="acme", embedder=lambda mode: embedder)
+    ingest(ctx, banks.get(ctx, "support"), [sys.argv[2]], batch_size=50)
+    """
+)
+
+
+def test_killed_ingest_reruns_to_completion_without_duplicates(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = tmp_path / "big.jsonl"
+    rows = [
+        {"key": f"k{i % 7}", "speaker": "ann" if i % 2 else "bob", "content": f"turn {i} ok"}
+        for i in range(400)
+    ]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, ctx.store.uri, str(source), "3"],
+        cwd=REPO,
+        capture_output=True,
+        timeout=300,
+    )
+    assert killed.returncode == -9, killed.stderr.decode()
+    assert len(entries.read(ctx, conv)) == 150
+
+    report = ingest(ctx, conv, [source], batch_size=50)
+
+    assert (report.stored, report.duplicates) == (250, 150)
+    stored = entries.read(ctx, conv)
+    assert len(stored) == len({e.id for e in stored}) == 400
+    assert sorted(e.content for e in stored) == sorted(r["content"] for r in rows)
+
+
+def test_reingest_skips_entries_folded_into_a_summary(ctx: Context, tmp_path: Path) -> None:
+    completer = ScriptedCompleter()
+    completer.enqueue(*["The facts so far are all true."] * 5)
+    ctx.completer = lambda: completer
+    bank = banks.create(
+        ctx,
+        BankCreate(
+            name="compacted",
+            type="conversation",
+            max_turns=8,
+            compaction_prompt="Keep the facts.",
+        ),
+    )
+    source = tmp_path / "thread.jsonl"
+    rows = [
+        {"key": "t", "speaker": "ann", "content": f"fact number {i} is true"} for i in range(20)
+    ]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    ingest(ctx, bank, [source])
+    after_first = entries.read(ctx, bank)
+    assert len(completer.calls) == 1
+    assert any(e.kind == "summary" for e in after_first)
+    assert len(after_first) < 20
+
+    again = ingest(ctx, bank, [source])
+
+    assert again.stored == 0
+    assert sorted(e.id for e in entries.read(ctx, bank)) == sorted(e.id for e in after_first)
+
+
+def test_cli_exit_codes(
+    ctx: Context,
+    conv: Bank,
+    inputs: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    clean = inputs / "clean.jsonl"
+    clean.write_text('{"key": "k", "speaker": "ann", "content": "fine"}\n', "utf-8")
+    assert main(["ingest", str(clean), "--bank", "support"]) == 0
+    assert "1 stored" in capsys.readouterr().out
+
+    assert main(["ingest", str(inputs / "conversation.jsonl"), "--bank", "support", "--json"]) == 4
+    out = json.loads(capsys.readouterr().out)
+    assert out["totals"] == {"files": 1, "rows": 12, "stored": 4, "duplicates": 0, "rejected": 8}
+
+    assert main(["ingest", str(inputs / "nope.jsonl"), "--bank", "support"]) == 2
+    assert main(["ingest", str(clean), "--bank", "no-such-bank"]) == 3
