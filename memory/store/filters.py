@@ -11,9 +11,18 @@ from datetime import UTC, datetime
 
 
 def literal(value: str) -> str:
-    """Return `value` as a single-quoted SQL string literal."""
+    """Return `value` as a single-quoted SQL string literal.
+
+    Raises:
+        ValueError: the value holds a NUL or is not valid UTF-8 (a lone surrogate), so no
+            stored value can equal it and the engine could not even read the predicate.
+    """
     if "\x00" in value:
         raise ValueError("NUL characters cannot appear in filter values")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"filter value {value!r} is not valid UTF-8 text") from exc
     return "'" + value.replace("'", "''") + "'"
 
 

@@ -22,7 +22,8 @@ def entries_schema(dims: int) -> pa.Schema:
     """Return the schema of a bank's entries table with `dims`-wide vectors.
 
     Each row is one chunk of an entry. Entry-level fields repeat on every chunk row;
-    `content` (the whole entry text) is stored on chunk 0 only, `text` holds the chunk.
+    `content` (the whole entry text) is stored on chunk 0 only, `text` holds the chunk and
+    `search_text` what the full-text index sees (`index_text` of the speaker and the chunk).
     """
     return pa.schema(
         [
@@ -43,10 +44,26 @@ def entries_schema(dims: int) -> pa.Schema:
             pa.field("created_at", TIMESTAMP, nullable=False),
             pa.field("seq", pa.int64(), nullable=False),
             pa.field("token_count", pa.int32(), nullable=False),
+            pa.field("search_text", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dims)),
         ]
     )
 
 
-ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name != "vector"]
-"""Every column but the vector: what reads project when they need whole entries."""
+DERIVED_COLUMNS = ("search_text", "vector")
+"""Columns the store or the embedder derive from the others; never part of an Entry."""
+
+ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name not in DERIVED_COLUMNS]
+"""Every column but the derived ones: what reads project when they need whole entries."""
+
+SPEAKER_SEPARATOR = ": "
+
+
+def index_text(speaker: str | None, text: str) -> str:
+    """Return the text a chunk is retrieved by: `speaker: text`, or the text without a speaker.
+
+    In a conversation, who said a turn is part of what it means ("I moved to Paris" said by
+    Ann is about Ann), and questions name people, so the speaker goes into the full-text
+    index (and should go into the embedded text too). General entries have no speaker.
+    """
+    return f"{speaker}{SPEAKER_SEPARATOR}{text}" if speaker else text

@@ -1,0 +1,224 @@
+"""Search latency with a key filter at 100k entries: membank `search.search` vs raw LanceDB.
+
+Usage: python bench/search.py [--entries 100000] [--keys 1000] [--queries 200] [--k 10]
+                              [--rounds 3]
+
+One bank's table gets `--entries` one-chunk entries over `--keys` keys (random unit vectors,
+random words from a Zipf-distributed vocabulary), inserted through `LanceStore.add_rows` in
+one batch (which builds the key and full-text indices). Queries: a random key each and a
+few words of one of that key's entries; the query vector is precomputed, and membank gets
+it from `LookupEmbedder` (a dict lookup), so no embedding cost is measured on either side.
+
+Measured in the same run, on the same table, in interleaved order (round robin, `--rounds`
+passes over the queries; p50/p95 over every query of every round):
+- membank vector: `search.search(ctx, bank, SearchQuery(method="vector", key=K, k=k))`
+- raw vector: `table.search(vec).distance_type("cosine").where("key = 'K'", prefilter=True)
+  .select(columns).limit(k).to_arrow()`
+- membank hybrid: `search.search(..., method="hybrid")`
+- raw hybrid: the raw vector query plus the raw full-text query
+  (`table.search(text, query_type="fts").where(..., prefilter=True)`), one after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memory import banks, search
+from memory.config import Mode
+from memory.context import Context
+from memory.models import BankCreate, SearchQuery
+from memory.ports import Embedder, Vectors
+from memory.store import LanceStore, filters
+from memory.store.lance import entries_table_name
+from memory.store.schema import DERIVED_COLUMNS, ENTRY_COLUMNS, entries_schema
+
+DIMS = 384
+VOCABULARY = 5_000
+WORDS_PER_ENTRY = 20
+
+
+class LookupEmbedder:
+    """Returns precomputed vectors by text: a dict lookup per query."""
+
+    name = "bench/lookup"
+    dims = DIMS
+
+    def __init__(self, vectors: dict[str, np.ndarray[Any, Any]]) -> None:
+        self._vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return the stored vector of each text."""
+        return np.stack([self._vectors[t] for t in texts]).astype(np.float32)
+
+
+def unit(rng: np.random.Generator, count: int) -> Vectors:
+    """Return `count` random L2-normalised vectors."""
+    vectors = rng.standard_normal((count, DIMS), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+def build_rows(count: int, keys: int, rng: np.random.Generator) -> tuple[pa.Table, list[str]]:
+    """Return `count` entry rows as the write path hands them to the store, and their texts."""
+    vocabulary = [f"w{i}" for i in range(VOCABULARY)]
+    ranks = np.minimum(rng.zipf(1.2, size=(count, WORDS_PER_ENTRY)), VOCABULARY) - 1
+    texts = [" ".join(vocabulary[r] for r in row) for row in ranks]
+    now = datetime.now(UTC)
+    columns: dict[str, Any] = {
+        "entry_id": [f"e{i:07d}" for i in range(count)],
+        "key": [f"key-{i % keys:04d}" for i in range(count)],
+        "speaker": ["user"] * count,
+        "role": [None] * count,
+        "memory_type": [None] * count,
+        "kind": ["entry"] * count,
+        "chunk_index": [0] * count,
+        "chunk_count": [1] * count,
+        "text": texts,
+        "content": texts,
+        "tags": [["bench"]] * count,
+        "metadata": ["{}"] * count,
+        "attachments": ["[]"] * count,
+        "summary_of": [[]] * count,
+        "created_at": [now] * count,
+        "seq": list(range(count)),
+        "token_count": [WORDS_PER_ENTRY] * count,
+    }
+    fields = [f for f in entries_schema(DIMS) if f.name not in DERIVED_COLUMNS]
+    arrays = [pa.array(columns[f.name], f.type) for f in fields]
+    flat = pa.array(unit(rng, count).ravel())
+    arrays.append(pa.FixedSizeListArray.from_arrays(flat, DIMS))
+    schema = pa.schema([*fields, entries_schema(DIMS).field("vector")])
+    return pa.Table.from_arrays(arrays, schema=schema), texts
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """Return the `share` percentile (nearest rank) of `values`, in milliseconds."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))
+    return 1000 * ordered[index]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the table, time the four query kinds interleaved and print p50/p95 and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--keys", type=int, default=1_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+
+    with tempfile.TemporaryDirectory(prefix="membank-search-") as tmp:
+        uri = str(Path(tmp) / "db")
+        started = time.perf_counter()
+        rows, texts = build_rows(args.entries, args.keys, rng)
+        built = time.perf_counter() - started
+        store = LanceStore(uri)
+        query_vectors: dict[str, np.ndarray[Any, Any]] = {}
+
+        def provide(mode: Mode) -> Embedder:
+            return LookupEmbedder(query_vectors)
+
+        ctx = Context(store=store, account="bench", embedder=provide)
+        bank = banks.create(ctx, BankCreate(name="search", type="general", mode="balanced"))
+        started = time.perf_counter()
+        store.add_rows(bank.id, DIMS, rows)
+        inserted = time.perf_counter() - started
+        print(
+            f"built {args.entries} rows over {args.keys} keys in {built:.1f} s, "
+            f"inserted through LanceStore.add_rows (one batch, indices) in {inserted:.1f} s"
+        )
+
+        queries: list[tuple[str, str, np.ndarray[Any, Any]]] = []
+        for n in range(args.queries):
+            row = int(rng.integers(args.entries))
+            key = f"key-{row % args.keys:04d}"
+            words = texts[row].split()
+            picked = rng.choice(len(words), size=3, replace=False)
+            text = " ".join(words[int(i)] for i in picked) + f" q{n}"
+            vector = unit(rng, 1)[0]
+            query_vectors[text] = vector
+            queries.append((key, text, vector))
+
+        raw = lancedb.connect(uri).open_table(entries_table_name(bank.id))
+        columns = list(ENTRY_COLUMNS)
+
+        def raw_vector(key: str, vector: np.ndarray[Any, Any]) -> pa.Table:
+            query = raw.search(vector, query_type="vector").distance_type("cosine")
+            query = query.where(filters.equals("key", key), prefilter=True)
+            result: pa.Table = query.select(columns).limit(args.k).to_arrow()
+            return result
+
+        def raw_fts(key: str, text: str) -> pa.Table:
+            query = raw.search(text, query_type="fts")
+            query = query.where(filters.equals("key", key), prefilter=True)
+            result: pa.Table = query.select(columns).limit(args.k).to_arrow()
+            return result
+
+        def membank(method: str) -> Callable[[str, str, np.ndarray[Any, Any]], Any]:
+            def run(key: str, text: str, vector: np.ndarray[Any, Any]) -> Any:
+                query = SearchQuery(text=text, k=args.k, key=key, method=method)  # type: ignore[arg-type]
+                return search.search(ctx, bank, query)
+
+            return run
+
+        kinds: dict[str, Callable[[str, str, np.ndarray[Any, Any]], Any]] = {
+            "raw vector": lambda key, text, vector: raw_vector(key, vector),
+            "membank vector": membank("vector"),
+            "raw hybrid": lambda key, text, vector: (raw_vector(key, vector), raw_fts(key, text)),
+            "membank hybrid": membank("hybrid"),
+        }
+        for run in kinds.values():  # warm up caches and indices
+            for key, text, vector in queries[:10]:
+                run(key, text, vector)
+        timings: dict[str, list[float]] = {name: [] for name in kinds}
+        empty = 0
+        for _ in range(args.rounds):
+            for key, text, vector in queries:
+                for name, run in kinds.items():
+                    started = time.perf_counter()
+                    result = run(key, text, vector)
+                    timings[name].append(time.perf_counter() - started)
+                    if name == "membank hybrid" and not result:
+                        empty += 1
+
+    print(
+        f"{args.queries} queries x {args.rounds} rounds, k={args.k}, key filter "
+        f"(~{args.entries // args.keys} entries per key); {empty} empty hybrid results"
+    )
+    print(f"{'query':<16} {'p50 ms':>8} {'p95 ms':>8}")
+    figures = {}
+    for name, values in timings.items():
+        p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
+        figures[name] = (p50, p95)
+        print(f"{name:<16} {p50:8.2f} {p95:8.2f}")
+    for method in ("vector", "hybrid"):
+        mine, base = figures[f"membank {method}"], figures[f"raw {method}"]
+        print(
+            f"ratio membank/raw {method:<6}: p50 {mine[0] / base[0]:.2f}x, "
+            f"p95 {mine[1] / base[1]:.2f}x (target p95 <= 1.5x); mean "
+            f"{statistics.fmean(timings[f'membank {method}']) * 1000:.2f} ms vs "
+            f"{statistics.fmean(timings[f'raw {method}']) * 1000:.2f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
