@@ -15,23 +15,10 @@ import memory.compaction as compaction
 from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.errors import StorageError
 from memory.models import EntryIn
 
 WRITERS = 2
 PER_WRITER = 25
-
-STORE_RACE = pytest.mark.xfail(
-    raises=(RuntimeError, StorageError),
-    strict=False,
-    reason=(
-        "store race, to fix in LanceStore: a prune's cleanup_old_versions(older_than=0) in one "
-        "process removes transaction/data files that a concurrent add (commit check) or "
-        "maintenance in another process still reads ('Not found: ..._transactions/N.txn' or "
-        "'.../data/*.lance'); the writer gets an error instead of retrying. Silent loss still "
-        "fails the test (AssertionError)."
-    ),
-)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +28,6 @@ def pool() -> Iterator[Pool]:
         yield workers
 
 
-@STORE_RACE
 def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> None:
     ctx.completer = MarkerCompleter
     bank = make_bank(ctx, max_turns=8)
@@ -61,7 +47,6 @@ def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> Non
     assert len(stored) <= 8
 
 
-@STORE_RACE
 def test_retention_while_other_processes_write(ctx: Context, clock: FixedClock, pool: Pool) -> None:
     bank = make_bank(ctx, name="short", retention_days=30, compaction_prompt=None)
     old = clock.now() - timedelta(days=60)

@@ -1,7 +1,8 @@
 """The `membank` command: a thin layer over the core library.
 
 Exit codes: 0 ok, 1 provider/storage failure, 2 bad input (one-line message on stderr),
-3 not found. Heavy imports happen inside commands so `membank --help` stays quick.
+3 not found, 4 ingest finished with rejected rows (quarantined). Heavy imports happen inside
+commands so `membank --help` stays quick.
 """
 
 from __future__ import annotations

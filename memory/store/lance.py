@@ -48,6 +48,15 @@ FTS_COLUMN = "search_text"
 FTS_INDEX = "text_idx"
 
 
+RACE_RETRIES = 5
+"""Attempts of a commit that lost a race with a prune in another process."""
+
+
+def _lost_race(exc: BaseException) -> bool:
+    """Return True for errors of reading a version file another process just pruned."""
+    return "not found" in str(exc).lower()
+
+
 def entries_table_name(bank_id: str) -> str:
     """Return the name of a bank's entries table."""
     return f"entries_{bank_id}"
@@ -173,7 +182,17 @@ class LanceStore:
         """
         table = self.entries_table(bank_id, dims)
         assert table is not None
-        table.add(with_search_text(rows, entries_schema(dims)))
+        data = with_search_text(rows, entries_schema(dims))
+        for attempt in range(RACE_RETRIES):
+            try:
+                table.add(data)
+                break
+            except (OSError, RuntimeError) as exc:
+                # A prune in another process removed old version files this commit was
+                # checking against; nothing was committed, so reload and try again.
+                if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
+                    raise
+                table.checkout_latest()
         if _needs_maintenance(table):
             self._maintain(table)
 
@@ -199,10 +218,10 @@ class LanceStore:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     table.to_lance().cleanup_old_versions(older_than=KEEP_VERSIONS)
-        except OSError as exc:
-            # Another writer committed meanwhile: the rows are safe, and the next write
-            # sees the same backlog and maintains again.
-            if "conflict" not in str(exc).lower():
+        except (OSError, RuntimeError) as exc:
+            # Another writer committed (or pruned) meanwhile: the rows are safe, and the next
+            # write sees the same backlog and maintains again.
+            if "conflict" not in str(exc).lower() and not _lost_race(exc):
                 raise StorageError(f"table maintenance failed: {exc}") from exc
         table.checkout_latest()
 
@@ -222,17 +241,22 @@ class LanceStore:
             self._prune_table(table)
 
     def _prune_table(self, table: Any) -> None:
-        dataset = table.to_lance()
-        try:
-            dataset.optimize.compact_files(
-                materialize_deletions=True, materialize_deletions_threshold=0.0
-            )
-            table.checkout_latest()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                table.to_lance().cleanup_old_versions(older_than=timedelta(0))
-        except OSError as exc:  # pragma: no cover - depends on the object store
-            raise StorageError(f"pruning old versions failed: {exc}") from exc
+        for attempt in range(RACE_RETRIES):
+            try:
+                table.checkout_latest()
+                table.to_lance().optimize.compact_files(
+                    materialize_deletions=True, materialize_deletions_threshold=0.0
+                )
+                table.checkout_latest()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    table.to_lance().cleanup_old_versions(older_than=timedelta(0))
+                return
+            except (OSError, RuntimeError) as exc:
+                # Concurrent writers or prunes: start again from the latest version.
+                retry = "conflict" in str(exc).lower() or _lost_race(exc)
+                if not retry or attempt == RACE_RETRIES - 1:
+                    raise StorageError(f"pruning old versions failed: {exc}") from exc
 
     def version_count(self, bank_id: str, dims: int) -> int:
         """Return how many versions of the bank's table are kept (tests of pruning)."""
