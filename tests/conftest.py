@@ -18,12 +18,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
 
-from memory.clock import FixedClock  # noqa: E402
-from memory.config import Mode  # noqa: E402
-from memory.context import Context  # noqa: E402
-from memory.ports import Embedder  # noqa: E402
-from memory.store import LanceStore  # noqa: E402
-from memory.testing import HashingEmbedder  # noqa: E402
+from memory.clock import FixedClock
+from memory.config import Mode
+from memory.context import Context
+from memory.ports import Embedder
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
