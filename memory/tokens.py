@@ -16,9 +16,6 @@ from typing import Protocol
 class _Encoding(Protocol):
     def encode(self, text: str, *, disallowed_special: tuple[str, ...] = ()) -> list[int]: ...
     def decode(self, tokens: list[int]) -> str: ...
-    def encode_ordinary_batch(
-        self, text: list[str], *, num_threads: int = 8
-    ) -> list[list[int]]: ...
 
 
 def _litellm_tokenizer_dir() -> Path:
@@ -49,8 +46,12 @@ def encode(text: str) -> list[int]:
 
 
 def encode_many(texts: list[str]) -> list[list[int]]:
-    """Return the cl100k token ids of each text (batched over threads; special tokens as text)."""
-    return encoding().encode_ordinary_batch(texts, num_threads=4)
+    """Return the cl100k token ids of each text (special tokens as plain text).
+
+    A plain loop: tiktoken's thread-pool batch was 3x slower for short texts on 2 cores.
+    """
+    enc = encoding()
+    return [enc.encode(text, disallowed_special=()) for text in texts]
 
 
 def decode(tokens: list[int]) -> str:

@@ -64,6 +64,6 @@ def index_text(speaker: str | None, text: str) -> str:
 
     In a conversation, who said a turn is part of what it means ("I moved to Paris" said by
     Ann is about Ann), and questions name people, so the speaker goes into the full-text
-    index (and should go into the embedded text too). General entries have no speaker.
+    index and into the embedded text. General entries have no speaker.
     """
     return f"{speaker}{SPEAKER_SEPARATOR}{text}" if speaker else text
