@@ -306,6 +306,29 @@ def test_reingest_skips_entries_folded_into_a_summary(ctx: Context, tmp_path: Pa
     assert sorted(e.id for e in entries.read(ctx, bank)) == sorted(e.id for e in after_first)
 
 
+def test_reingest_after_repeated_compaction_revives_nothing(ctx: Context, tmp_path: Path) -> None:
+    completer = ScriptedCompleter()
+    completer.enqueue(*[f"summary {i}" for i in range(10)])
+    ctx.completer = lambda: completer
+    bank = banks.create(
+        ctx,
+        BankCreate(
+            name="rolled", type="conversation", max_turns=4, compaction_prompt="Keep facts."
+        ),
+    )
+    source = tmp_path / "thread.jsonl"
+    rows = [{"key": "t", "speaker": "ann", "content": f"fact {i} holds"} for i in range(12)]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    ingest(ctx, bank, [source], batch_size=3)
+    assert len(completer.calls) >= 2  # a later summary folded an earlier one in
+    after_first = sorted(e.id for e in entries.read(ctx, bank))
+
+    again = ingest(ctx, bank, [source], batch_size=3)
+
+    assert again.stored == 0
+    assert sorted(e.id for e in entries.read(ctx, bank)) == after_first
+
+
 def test_cli_exit_codes(
     ctx: Context,
     conv: Bank,

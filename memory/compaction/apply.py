@@ -292,17 +292,30 @@ def _store_summary(
         created_at=created_at,
     )
     (summary,) = entries.write(
-        ctx, bank, [item], kind="summary", summary_of=[list(plan.covered)], run_hooks=False
+        ctx, bank, [item], kind="summary", summary_of=[lineage(covered)], run_hooks=False
     )
     return summary
 
 
+def lineage(covered: Sequence[Entry]) -> list[str]:
+    """Return the ids a new summary replaces: the covered entries and, through any earlier
+    summary among them, every entry that summary replaced (so re-ingest never revives them)."""
+    ids = [e.id for e in covered]
+    for entry in covered:
+        if entry.kind == "summary":
+            ids.extend(entry.summary_of)
+    return list(dict.fromkeys(ids))
+
+
 def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
-    """Return True when another stored summary covers some of the same entries."""
+    """Return True when another stored summary covers some of the same entries.
+
+    An earlier summary that this one replaces shares its lineage by design and is not a rival.
+    """
     where = filters.conjoin(filters.equals("key", summary.key), filters.equals("kind", "summary"))
     mine = set(summary.summary_of)
     return any(
-        other.id != summary.id and mine & set(other.summary_of)
+        other.id != summary.id and other.id not in mine and mine & set(other.summary_of)
         for other in entries.read(ctx, bank, where)
     )
 

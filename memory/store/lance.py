@@ -187,7 +187,7 @@ class LanceStore:
             try:
                 table.add(data)
                 break
-            except (OSError, RuntimeError) as exc:
+            except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
                 # A prune in another process removed old version files this commit was
                 # checking against; nothing was committed, so reload and try again.
                 if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
@@ -218,7 +218,7 @@ class LanceStore:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     table.to_lance().cleanup_old_versions(older_than=KEEP_VERSIONS)
-        except (OSError, RuntimeError) as exc:
+        except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
             # Another writer committed (or pruned) meanwhile: the rows are safe, and the next
             # write sees the same backlog and maintains again.
             if "conflict" not in str(exc).lower() and not _lost_race(exc):
@@ -252,7 +252,7 @@ class LanceStore:
                     warnings.simplefilter("ignore")
                     table.to_lance().cleanup_old_versions(older_than=timedelta(0))
                 return
-            except (OSError, RuntimeError) as exc:
+            except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
                 # Concurrent writers or prunes: start again from the latest version.
                 retry = "conflict" in str(exc).lower() or _lost_race(exc)
                 if not retry or attempt == RACE_RETRIES - 1:
