@@ -112,7 +112,8 @@ class Entry(Strict):
     attachments: list[dict[str, Any]] = Field(default_factory=list)
     kind: EntryKind = "entry"
     summary_of: list[str] = Field(default_factory=list)
-    """For a compaction summary: the ids of the entries it replaces."""
+    """For a compaction summary: the ids of the entries it replaces, including those an
+    earlier summary it folds in had replaced."""
     created_at: datetime
     token_count: int
 
