@@ -129,19 +129,21 @@ def _write_all(
 ) -> tuple[int, int]:
     count = summaries = 0
     batch: list[ExportedEntry] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= batch_size:
-            _write_batch(ctx, bank, batch)
-            count, summaries = count + len(batch), summaries + _summaries(batch)
-            if progress:
-                progress(len(batch))
-            batch = []
-    if batch:
+
+    def flush() -> None:
+        nonlocal count, summaries, batch
         _write_batch(ctx, bank, batch)
         count, summaries = count + len(batch), summaries + _summaries(batch)
         if progress:
             progress(len(batch))
+        batch = []
+
+    for record in records:
+        batch.append(record)
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
     return count, summaries
 
 

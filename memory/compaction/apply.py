@@ -202,10 +202,7 @@ def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> Compacti
 def _drop(
     ctx: Context, bank: Bank, plan: CompactionPlan, result: CompactionResult, prune: bool
 ) -> CompactionResult:
-    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
-    _step("pruned")
-    record_stats(ctx, bank)
-    _step("saved")
+    _replace(ctx, bank, plan, prune)
     return result.model_copy(
         update={
             "status": "dropped",
@@ -215,6 +212,14 @@ def _drop(
             "tokens_after": plan.kept_tokens,
         }
     )
+
+
+def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, prune: bool) -> None:
+    """Delete the covered entries (one commit, pruned unless the sweep will) and record stats."""
+    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
+    _step("pruned")
+    record_stats(ctx, bank)
+    _step("saved")
 
 
 def _summarize_and_replace(
@@ -244,10 +249,7 @@ def _summarize_and_replace(
         return result.model_copy(
             update={"status": "conflict", "error": "another compaction summarised these first"}
         )
-    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
-    _step("pruned")
-    record_stats(ctx, bank)
-    _step("saved")
+    _replace(ctx, bank, plan, prune)
     return result.model_copy(
         update={
             "status": "compacted",
