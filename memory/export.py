@@ -244,15 +244,13 @@ def _scan(
     size: int,
 ) -> Iterator[pa.RecordBatch]:
     where = filters.conjoin("chunk_index = 0" if chunk_zero else None, flt.predicate())
-    dataset = ctx.store.lance_dataset(bank.id, get_mode(bank.mode).dims)
-    if dataset is None:
-        return
-    yield from dataset.to_batches(
+    yield from ctx.store.scan_batches(
+        bank.id,
+        get_mode(bank.mode).dims,
         columns=columns,
-        filter=where,
+        where=where,
         batch_size=size,
-        batch_size_bytes=SCAN_BYTES,
-        scan_in_order=True,
+        batch_bytes=SCAN_BYTES,
     )
 
 

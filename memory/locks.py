@@ -1,4 +1,6 @@
-"""Locks: per partition (one compaction at a time) and per bank (one delete-and-prune at a time).
+"""Locks: per partition (one compaction at a time), per bank (one delete-and-prune at a time),
+and per table a shared/exclusive pair (streaming reads hold it shared, dropping old
+versions holds it exclusive, so a long export never loses its files midway).
 
 On a local LanceDB folder the lock is an `flock` on a file under `<uri>/_locks/`: it holds
 across processes and threads, and the kernel releases it when its holder dies (even by
@@ -46,16 +48,19 @@ def partition_lock(uri: str, bank_id: str, key: str, *, timeout: float | None) -
 
 
 @contextmanager
-def _file_lock(uri: str, name: str, timeout: float | None) -> Iterator[bool]:
+def _file_lock(
+    uri: str, name: str, timeout: float | None, *, shared: bool = False
+) -> Iterator[bool]:
     folder = Path(uri.removeprefix("file://")) / "_locks"
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
         deadline = None if timeout is None else time.monotonic() + timeout
         acquired = False
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
                 acquired = True
                 break
             except BlockingIOError:
@@ -72,6 +77,30 @@ def bank_lock(uri: str, bank_id: str, *, timeout: float | None) -> Iterator[bool
     """Hold the bank-wide lock that serialises deletes and prunes of one bank's table."""
     with _named_lock(uri, f"{bank_id}.bank", timeout) as held:
         yield held
+
+
+@contextmanager
+def reading(uri: str, table: str) -> Iterator[None]:
+    """Hold `table`'s version files in place for a streaming read (shared with other readers).
+
+    Local folders only: on object storage a stream that loses a race with a prune fails
+    and is run again (exports are written to a temporary file first).
+    """
+    if not _is_local(uri):
+        yield
+        return
+    with _file_lock(uri, f"{table}.versions", None, shared=True):
+        yield
+
+
+@contextmanager
+def pruning(uri: str, table: str) -> Iterator[None]:
+    """Hold `table` exclusively while old versions are dropped: waits for streaming reads."""
+    if not _is_local(uri):
+        yield
+        return
+    with _file_lock(uri, f"{table}.versions", None):
+        yield
 
 
 @contextmanager

@@ -59,10 +59,7 @@ def delete_for_good(
 
 def pending_deletions(ctx: Context, bank: Bank) -> bool:
     """Return True when deleted rows still sit in the bank's files (a prune is due)."""
-    dataset = ctx.store.lance_dataset(bank.id, get_mode(bank.mode).dims)
-    if dataset is None:
-        return False
-    return any(fragment.deletion_file() is not None for fragment in dataset.get_fragments())
+    return ctx.store.has_deleted_rows(bank.id, get_mode(bank.mode).dims)
 
 
 def prune(ctx: Context, bank: Bank) -> None:

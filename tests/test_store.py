@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -167,3 +168,36 @@ def test_second_handle_sees_deleted_bank_as_gone(ctx: Context, gen: Bank) -> Non
     banks.delete(ctx, gen.id)
     assert entries.load(other, gen, "k") == []
     assert banks.list_banks(other) == []
+
+
+def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) -> None:
+    dims = get_mode(gen.mode).dims
+    entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(3)])
+    stale = _second_handle(ctx).store.entries_table(gen.id, dims)
+    assert stale is not None
+    entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
+    doomed = [e.id for e in entries.load(ctx, gen, "k")]
+    entries.delete_ids(ctx, gen, doomed)  # rewrites the files and drops old versions
+    entries.write(ctx, gen, [EntryIn(key="k", content="after")])
+    with pytest.raises((OSError, ValueError)):  # the stale version's files are gone
+        stale.to_lance().to_table(columns=["content"])
+    rows = lance_store._read(stale, lambda t: t.to_lance().to_table(columns=["content"]))
+    assert rows.column("content").to_pylist() == ["after"]
+
+
+def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
+    dims = get_mode(gen.mode).dims
+    entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(6)])
+    stream = ctx.store.scan_batches(gen.id, dims, columns=["content"], batch_size=2)
+    first = next(stream)
+    other = _second_handle(ctx)
+    entries.delete_ids(other, gen, [e.id for e in entries.load(other, gen, "k")], prune=False)
+    pruner = threading.Thread(target=other.store.prune, args=(gen.id, dims))
+    pruner.start()
+    pruner.join(timeout=1.0)
+    assert pruner.is_alive()  # waiting for the stream to finish
+    rest = [row for batch in stream for row in batch.column("content").to_pylist()]
+    assert first.column("content").to_pylist() + rest == [f"row {i}" for i in range(6)]
+    pruner.join()
+    assert ctx.store.version_count(gen.id, dims) == 1
+    assert ctx.store.count(gen.id, dims) == 0

@@ -64,10 +64,8 @@ def evaluate_bank(ctx: Context, bank: Bank) -> BankEvaluation:
     """Return every partition of `bank` over a threshold, from one scan of two columns."""
     if not bank.has_trigger():
         return BankEvaluation(bank.id, 0, [])
-    dataset = ctx.store.lance_dataset(bank.id, get_mode(bank.mode).dims)
-    if dataset is None:
-        return BankEvaluation(bank.id, 0, [])
-    table = dataset.to_table(columns=["key", "token_count"], filter="chunk_index = 0")
+    dims = get_mode(bank.mode).dims
+    table = ctx.store.scan(bank.id, dims, columns=["key", "token_count"], where="chunk_index = 0")
     sizes = partition_sizes(table)
     return BankEvaluation(bank.id, sizes.height, over_thresholds(bank, sizes))
 

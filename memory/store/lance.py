@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import lancedb
 import numpy as np
@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
+from memory.locks import pruning, reading
 from memory.models import Bank
 from memory.store import filters
 from memory.store.schema import (
@@ -49,12 +50,30 @@ FTS_INDEX = "text_idx"
 
 
 RACE_RETRIES = 5
-"""Attempts of a commit that lost a race with a prune in another process."""
+"""Attempts of a commit or read that lost a race with a prune in another process."""
+
+T = TypeVar("T")
 
 
 def _lost_race(exc: BaseException) -> bool:
     """Return True for errors of reading a version file another process just pruned."""
     return "not found" in str(exc).lower()
+
+
+def _read(table: Any, action: Callable[[Any], T]) -> T:
+    """Run a short read; if another process pruned the files under it, reload and rerun.
+
+    A prune removes the files of every version but the latest, so a read that started on
+    an older version can find its data files gone; the latest version holds all live rows.
+    """
+    for attempt in range(RACE_RETRIES):
+        try:
+            return action(table)
+        except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
+            if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
+                raise
+            table.checkout_latest()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def entries_table_name(bank_id: str) -> str:
@@ -108,12 +127,12 @@ class LanceStore:
     def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
         """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
         predicate = filters.conjoin(filters.equals("account", account), where)
-        table = self._registry().to_lance().to_table(filter=predicate)
+        table = _read(self._registry(), lambda t: t.to_lance().to_table(filter=predicate))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
         """Return every registry row of every account (sweeps; never shown to a user)."""
-        table = self._registry().to_lance().to_table(columns=["body"])
+        table = _read(self._registry(), lambda t: t.to_lance().to_table(columns=["body"]))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def delete_bank_record(self, account: str, bank_id: str) -> None:
@@ -248,7 +267,8 @@ class LanceStore:
                     materialize_deletions=True, materialize_deletions_threshold=0.0
                 )
                 table.checkout_latest()
-                with warnings.catch_warnings():
+                # streaming readers (exports) hold `reading`: wait until they are done
+                with pruning(self.uri, table.name), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     table.to_lance().cleanup_old_versions(older_than=timedelta(0))
                 return
@@ -275,7 +295,9 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
-        result: pa.Table = table.to_lance().to_table(columns=list(columns), filter=where)
+        result: pa.Table = _read(
+            table, lambda t: t.to_lance().to_table(columns=list(columns), filter=where)
+        )
         return result
 
     def scan_batches(
@@ -286,23 +308,38 @@ class LanceStore:
         columns: Sequence[str] = ENTRY_COLUMNS,
         where: str | None = None,
         batch_size: int = 10_000,
+        batch_bytes: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield matching rows in batches, so callers stream whatever the table's size."""
+        """Yield matching rows in order, in batches, so callers stream whatever the size.
+
+        The stream reads one table version from start to end; prunes of the table (in any
+        process on this machine) wait for it, so its files stay in place meanwhile.
+        """
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return
-        dataset = table.to_lance()
-        yield from dataset.to_batches(columns=list(columns), filter=where, batch_size=batch_size)
+        with reading(self.uri, table.name):
+            table.checkout_latest()
+            yield from table.to_lance().to_batches(
+                columns=list(columns),
+                filter=where,
+                batch_size=batch_size,
+                batch_size_bytes=batch_bytes,
+                scan_in_order=True,
+            )
 
-    def lance_dataset(self, bank_id: str, dims: int) -> Any | None:
-        """Return the bank's Lance dataset for projected scans (polars), or None."""
+    def has_deleted_rows(self, bank_id: str, dims: int) -> bool:
+        """Return True when deleted rows still sit in the table's files (a prune is due)."""
         table = self.entries_table(bank_id, dims, create=False)
-        return None if table is None else table.to_lance()
+        if table is None:
+            return False
+        fragments = _read(table, lambda t: t.to_lance().get_fragments())
+        return any(fragment.deletion_file() is not None for fragment in fragments)
 
     def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
         table = self.entries_table(bank_id, dims, create=False)
-        return 0 if table is None else int(table.count_rows(where))
+        return 0 if table is None else int(_read(table, lambda t: t.count_rows(where)))
 
     def search(
         self,
@@ -323,6 +360,19 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
+        result = _read(table, lambda t: self._query(t, method, vector, text, where, limit, columns))
+        return _with_score(result)
+
+    @staticmethod
+    def _query(
+        table: Any,
+        method: str,
+        vector: np.ndarray[Any, Any] | None,
+        text: str | None,
+        where: str | None,
+        limit: int,
+        columns: Sequence[str],
+    ) -> pa.Table:
         wanted = list(columns)
         if method == "vector":
             query = table.search(vector, query_type="vector").distance_type("cosine")
@@ -335,7 +385,7 @@ class LanceStore:
         if where:
             query = query.where(where, prefilter=True)
         result: pa.Table = query.select(wanted).limit(limit).to_arrow()
-        return _with_score(result)
+        return result
 
 
 def _with_score(result: pa.Table) -> pa.Table:
