@@ -12,6 +12,7 @@ import memory.store.lance as lance_store
 from memory import banks, entries, search
 from memory.config import get_mode
 from memory.context import Context
+from memory.errors import StorageError
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn, SearchQuery
 from memory.store import LanceStore, filters
 from memory.store.schema import ENTRY_COLUMNS
@@ -201,3 +202,53 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     pruner.join()
     assert ctx.store.version_count(gen.id, dims) == 1
     assert ctx.store.count(gen.id, dims) == 0
+
+
+def test_a_big_table_prune_rebuilds_its_indices_without_deleted_words(
+    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance_store, "REBUILD_ROWS", 1)  # every table counts as big
+    dims = get_mode(gen.mode).dims
+    kept = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
+    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
+    ctx.store.maintain(gen.id, dims)
+    entries.delete_ids(ctx, gen, [doomed[0].id])
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    assert not lance_store._remap_pending(table)
+    assert {i.name: i.index_type for i in table.list_indices()} == {
+        "key_idx": "BTree",
+        "text_idx": "FTS",
+    }
+    assert table.index_stats("text_idx").num_indexed_rows == 5
+    assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []
+    assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
+    hits = search.search(ctx, gen, SearchQuery(text="apple note 3", key="k"))
+    assert {h.entry.id for h in hits} == {e.id for e in kept}
+
+
+def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
+    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance_store, "REBUILD_ROWS", 1)
+    dims = get_mode(gen.mode).dims
+    entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
+    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
+    ctx.store.maintain(gen.id, dims)
+
+    def crash(table: object) -> None:
+        raise RuntimeError("killed during the index rebuild")
+
+    rebuild = lance_store._rebuild_indices
+    monkeypatch.setattr(lance_store, "_rebuild_indices", crash)
+    with pytest.raises(StorageError, match="killed during the index rebuild"):
+        entries.delete_ids(ctx, gen, [doomed[0].id])
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    assert lance_store._remap_pending(table)
+    # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
+    assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
+    assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
+    monkeypatch.setattr(lance_store, "_rebuild_indices", rebuild)
+    ctx.store.prune(gen.id, dims)
+    assert not lance_store._remap_pending(table)
+    assert ctx.store.version_count(gen.id, dims) == 1
+    assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []

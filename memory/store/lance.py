@@ -47,6 +47,14 @@ KEEP_VERSIONS = timedelta(days=7)
 """Maintenance drops table versions older than this (prune drops them all at once)."""
 FTS_COLUMN = "search_text"
 FTS_INDEX = "text_idx"
+KEY_INDEX = "key_idx"
+REBUILD_ROWS = 50_000
+"""From this many rows a prune rebuilds the key and full-text indices from the remaining rows
+instead of remapping them through the fragment rewrite; LanceDB's full-text remap costs more
+than a rebuild on big tables (bench/RESULTS.md, "Retention"), and is cheaper on small ones."""
+REMAP_PENDING = "__lance_frag_reuse"
+"""LanceDB's record of a compaction whose index remap was deferred: until the indices are
+rebuilt, reads translate old row addresses through it."""
 
 
 RACE_RETRIES = 5
@@ -172,7 +180,7 @@ class LanceStore:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             existing = {idx.name for idx in table.list_indices()}
-            if "key_idx" not in existing:
+            if KEY_INDEX not in existing:
                 table.create_scalar_index("key", index_type="BTREE", replace=True)
             if FTS_INDEX not in existing:
                 _create_fts_index(table)
@@ -222,7 +230,7 @@ class LanceStore:
             self._maintain(table, merge=True)
 
     def _maintain(self, table: Any, *, merge: bool | None = None) -> None:
-        stats = table.index_stats("key_idx")
+        stats = table.index_stats(KEY_INDEX)
         segments = 1 if stats is None else int(stats.num_indices)
         merge = segments >= INDEX_SEGMENTS if merge is None else merge
         try:
@@ -263,10 +271,15 @@ class LanceStore:
         for attempt in range(RACE_RETRIES):
             try:
                 table.checkout_latest()
+                rebuild = _has_key_index(table) and table.count_rows() >= REBUILD_ROWS
                 table.to_lance().optimize.compact_files(
-                    materialize_deletions=True, materialize_deletions_threshold=0.0
+                    materialize_deletions=True,
+                    materialize_deletions_threshold=0.0,
+                    defer_index_remap=rebuild,
                 )
                 table.checkout_latest()
+                if _remap_pending(table):  # this prune's, or one interrupted before
+                    _rebuild_indices(table)
                 # streaming readers (exports) hold `reading`: wait until they are done
                 with pruning(self.uri, table.name), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -415,7 +428,7 @@ def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def _needs_maintenance(table: Any) -> bool:
     """Return True when unindexed rows or unindexed fragments have piled up."""
-    stats = table.index_stats("key_idx")
+    stats = table.index_stats(KEY_INDEX)
     pending = 0 if stats is None else int(stats.num_unindexed_rows)
     if pending >= REINDEX_EVERY:
         return True
@@ -424,7 +437,7 @@ def _needs_maintenance(table: Any) -> bool:
     dataset = table.to_lance()
     indexed: set[int] = set()
     for index in dataset.list_indices():
-        if index["name"] == "key_idx":
+        if index["name"] == KEY_INDEX:
             indexed.update(index["fragment_ids"])
     loose = sum(1 for f in dataset.get_fragments() if f.fragment_id not in indexed)
     return loose >= LOOSE_FRAGMENTS
@@ -432,6 +445,34 @@ def _needs_maintenance(table: Any) -> bool:
 
 def _create_fts_index(table: Any) -> None:
     table.create_fts_index(FTS_COLUMN, use_tantivy=False, name=FTS_INDEX, replace=True)
+
+
+def _index_names(table: Any) -> set[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {index["name"] for index in table.to_lance().list_indices()}
+
+
+def _has_key_index(table: Any) -> bool:
+    return KEY_INDEX in _index_names(table)
+
+
+def _remap_pending(table: Any) -> bool:
+    return REMAP_PENDING in _index_names(table)
+
+
+def _rebuild_indices(table: Any) -> None:
+    """Rebuild the key and full-text indices over the rows left, then drop the remap record.
+
+    The rebuilt indices hold only live rows, so no deleted word survives in an index file.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table.create_scalar_index("key", index_type="BTREE", replace=True)
+        _create_fts_index(table)
+        table.checkout_latest()
+        table.to_lance().drop_index(REMAP_PENDING)
+    table.checkout_latest()
 
 
 def _upgrade(table: Any) -> None:
