@@ -13,6 +13,7 @@ import json
 import threading
 from collections.abc import Generator, Iterator
 from contextlib import closing
+from functools import lru_cache
 from pathlib import Path
 from queue import Full, Queue
 from typing import Any, Literal, TypeVar
@@ -33,6 +34,9 @@ PLAIN_COLUMNS = ("id", "content", "created_at", "vectors")
 NO_STATISTICS = ("id", "content", "metadata", "attachments", "vectors")
 """Columns whose min/max statistics help no reader (long text, JSON, vectors)."""
 METADATA_KEY = b"membank.export"
+PREFETCH_BATCHES = 4
+"""Scanned batches read ahead of the writer: a row group of full 64k-entry batches, so the
+scan is not held up while a row group is written (memory: at most 4 scanned batches)."""
 PartitionBy = Literal["date", "key"]
 T = TypeVar("T")
 PARTITION_COLUMNS: dict[str, str] = {"date": "date", "key": "partition_key"}
@@ -80,15 +84,24 @@ def parquet_schema(
 
 
 def to_export_batch(
-    rows: pa.Table, bank_id: str, schema: pa.Schema, vectors: pa.Array | None = None
+    rows: pa.RecordBatch | pa.Table,
+    bank_id: str,
+    schema: pa.Schema,
+    vectors: pa.Array | None = None,
 ) -> pa.RecordBatch:
-    """Return chunk-0 rows of the entries table as a batch of the export schema."""
+    """Return chunk-0 rows of the entries table as a batch of the export schema.
+
+    The scanned columns already have the export's types, so they are passed through
+    (no cast, no copy); only `bank_id` and the partition columns are built.
+    """
+    if isinstance(rows, pa.Table):
+        rows = rows.combine_chunks()
     count = rows.num_rows
     arrays: list[Any] = []
     for field in schema:
         name = field.name
         if name == "bank_id":
-            arrays.append(pa.array([bank_id], pa.string()).take(np.zeros(count, np.int32)))
+            arrays.append(_repeated(bank_id, count))
         elif name == "id":
             arrays.append(rows.column("entry_id"))
         elif name == "vectors":
@@ -100,8 +113,16 @@ def to_export_batch(
         else:
             arrays.append(rows.column(name))
     plain = schema.remove_metadata()
+    if isinstance(rows, pa.RecordBatch):
+        return pa.RecordBatch.from_arrays(arrays, schema=plain)
     table = pa.Table.from_arrays(arrays, schema=plain).combine_chunks()
     return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], plain)
+
+
+@lru_cache(maxsize=8)
+def _repeated(value: str, count: int) -> pa.Array:
+    """Return `value` repeated `count` times (cached: most scanned batches share a size)."""
+    return pa.array([value], pa.string()).take(np.zeros(count, np.int32))
 
 
 def group_vectors(rows: pa.Table, dims: int) -> tuple[pa.Table, pa.Array, pa.Table]:
@@ -141,8 +162,8 @@ def group_vectors(rows: pa.Table, dims: int) -> tuple[pa.Table, pa.Array, pa.Tab
 def write_single(path: Path, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     """Stream `batches` into one Parquet file at `path`, in row groups of bounded size.
 
-    Batches are produced one step ahead in a background thread (`prefetch`), so reading
-    the bank overlaps with compressing and writing.
+    Batches are produced in a background thread (`prefetch`), up to about a row group
+    ahead, so reading the next row group overlaps with encoding and writing this one.
     """
     import pyarrow.parquet as pq
 
@@ -151,7 +172,7 @@ def write_single(path: Path, schema: pa.Schema, batches: Iterator[pa.RecordBatch
     options = writer_options(schema)
     with (
         pq.ParquetWriter(path, schema, **options) as writer,
-        closing(prefetch(batches)) as stream,
+        closing(prefetch(batches, PREFETCH_BATCHES)) as stream,
     ):
         for batch in stream:
             if not batch.num_rows:
@@ -199,6 +220,10 @@ def prefetch(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
             put(("end", None))
         except BaseException as exc:  # handed to the consumer, which raises it
             put(("error", exc))
+        finally:  # stopped early: close the source now (a scan releases its read lock)
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     thread = threading.Thread(target=produce, name="membank-export-prefetch", daemon=True)
     thread.start()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import memory.export as export_module
-from memory import banks, entries
+from memory import banks, entries, locks
 from memory.cli import main
 from memory.clock import FixedClock
 from memory.config import get_mode
@@ -26,6 +26,7 @@ from memory.export import ExportFilters, estimate, export
 from memory.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
 from memory.store import filters
+from memory.store.lance import entries_table_name
 
 SCHEMA_V1 = [
     ("bank_id", pa.string()),
@@ -233,6 +234,28 @@ def test_parquet_vectors_are_each_entrys_chunk_vectors(
     assert max(len(v) for v in table.column("vectors").to_pylist()) > 1
 
 
+@pytest.mark.parametrize("batch_size", [1, 2, 65_536])
+def test_one_row_per_entry_in_storage_order(
+    ctx: Context, bank: Bank, tmp_path: Path, batch_size: int
+) -> None:
+    """Chunk 0 is picked in Arrow without a filter, in the scan with one: same rows, same order."""
+    stored = ctx.store.scan(bank.id, get_mode(bank.mode).dims, columns=["entry_id", "chunk_index"])
+    order = [r["entry_id"] for r in stored.to_pylist() if r["chunk_index"] == 0]
+    assert len(order) < stored.num_rows  # the long entry has several chunk rows
+    everything = ExportFilters(since=datetime(2000, 1, 1, tzinfo=UTC))
+    tables = []
+    for flt in (None, everything):
+        out = tmp_path / f"{flt is None}.parquet"
+        assert export(ctx, bank, "parquet", out, flt, batch_size=batch_size).entries == 4
+        tables.append(pq.read_table(out))
+        assert tables[-1].column("id").to_pylist() == order
+        json_out = tmp_path / f"{flt is None}.json"
+        export(ctx, bank, "json", json_out, flt, batch_size=batch_size)
+        assert [e["id"] for e in exported_entries(json_out)] == order
+    assert tables[0].equals(tables[1])  # metadata (the filters) aside
+    assert estimate(ctx, bank, "parquet").entries == 4
+
+
 @pytest.mark.parametrize("partition_by", ["date", "key"])
 def test_partitioned_parquet(ctx: Context, bank: Bank, tmp_path: Path, partition_by: str) -> None:
     out = tmp_path / "dataset"
@@ -302,9 +325,14 @@ def test_failed_export_leaves_no_partial_file(
     if snapshot is not None:
         assert out.read_bytes() == snapshot
     fresh = tmp_path / "fresh" / target
-    with pytest.raises(RuntimeError, match="injected"):
+    with pytest.raises(RuntimeError, match="injected") as failure:
         export(ctx, bank, fmt, fresh, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     assert list((tmp_path / "fresh").iterdir()) == []
+    # the failed export's scan let go of the table at once (its traceback is still alive)
+    assert failure.traceback
+    versions = f"{entries_table_name(bank.id)}.versions"
+    with locks._file_lock(ctx.store.uri, versions, timeout=0) as held:
+        assert held, "a prune would wait for the failed export's scan"
 
 
 def test_round_trip_is_equal_on_every_field(ctx: Context, bank: Bank, tmp_path: Path) -> None:
