@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from memory import tokens
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunks:
     """An entry's chunks and its total token count."""
 
@@ -23,16 +23,23 @@ def chunk_text(text: str, *, size: int, overlap: int) -> Chunks:
 
 
 def chunk_many(texts: list[str], *, size: int, overlap: int) -> list[Chunks]:
-    """Return `chunk_text` of every text, tokenizing them in one batch."""
+    """Return `chunk_text` of every text; a text known to fit one chunk is not encoded."""
+    _check_window(size, overlap)
     return [
-        _split(text, ids, size=size, overlap=overlap)
-        for text, ids in zip(texts, tokens.encode_many(texts), strict=True)
+        Chunks([text], found)
+        if (found := tokens.word_count(text)) is not None and found <= size
+        else _split(text, tokens.encode(text), size=size, overlap=overlap)
+        for text in texts
     ]
 
 
-def _split(text: str, ids: list[int], *, size: int, overlap: int) -> Chunks:
+def _check_window(size: int, overlap: int) -> None:
     if size <= 0 or not 0 <= overlap < size:
         raise ValueError("chunk size must be > 0 and 0 <= overlap < size")
+
+
+def _split(text: str, ids: list[int], *, size: int, overlap: int) -> Chunks:
+    _check_window(size, overlap)
     if len(ids) <= size:
         return Chunks([text], len(ids))
     step = size - overlap

@@ -2,6 +2,9 @@
 
 litellm ships tiktoken's encoding files; pointing TIKTOKEN_CACHE_DIR at them lets tiktoken
 load offline (plain tiktoken would try to download them).
+
+Counting has an exact fast path for text whose only whitespace is single spaces between
+words (most one-line prose): see `word_count`.
 """
 
 from __future__ import annotations
@@ -9,12 +12,18 @@ from __future__ import annotations
 import importlib.util
 import os
 from functools import cache
+from itertools import islice
 from pathlib import Path
 from typing import Protocol
 
+WORD_CACHE_SIZE = 100_000
+"""Words whose token counts are remembered (a few MB; each cache is emptied when full)."""
+WORD_CACHE_LENGTH = 48
+"""Longest word (characters) remembered; longer ones are counted every time."""
+
 
 class _Encoding(Protocol):
-    def encode(self, text: str, *, disallowed_special: tuple[str, ...] = ()) -> list[int]: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
     def decode(self, tokens: list[int]) -> str: ...
 
 
@@ -35,14 +44,9 @@ def encoding() -> _Encoding:
     return enc
 
 
-def count_tokens(text: str) -> int:
-    """Return the number of cl100k tokens in `text`."""
-    return len(encoding().encode(text, disallowed_special=()))
-
-
 def encode(text: str) -> list[int]:
-    """Return the cl100k token ids of `text`."""
-    return encoding().encode(text, disallowed_special=())
+    """Return the cl100k token ids of `text` (special tokens as plain text)."""
+    return encoding().encode_ordinary(text)
 
 
 def encode_many(texts: list[str]) -> list[list[int]]:
@@ -51,9 +55,66 @@ def encode_many(texts: list[str]) -> list[list[int]]:
     A plain loop: tiktoken's thread-pool batch was 3x slower for short texts on 2 cores.
     """
     enc = encoding()
-    return [enc.encode(text, disallowed_special=()) for text in texts]
+    return [enc.encode_ordinary(text) for text in texts]
 
 
 def decode(tokens: list[int]) -> str:
     """Return the text of cl100k token ids."""
     return encoding().decode(tokens)
+
+
+def count_tokens(text: str) -> int:
+    """Return the number of cl100k tokens in `text`, exactly `len(encode(text))`."""
+    found = word_count(text)
+    return len(encoding().encode_ordinary(text)) if found is None else found
+
+
+def word_count(text: str) -> int | None:
+    """Return the token count of `text` from remembered word counts; None when its
+    whitespace is not only single spaces between words (then only encoding tells).
+
+    Exact: cl100k cuts text into pieces with a regex and encodes each piece on its own;
+    only whitespace-only pieces hold whitespace past their first character (here, a lone
+    space), so every space starts a piece; the pattern's look-aheads (`$`, `(?!\\S)`) follow
+    only whitespace and its runs stop at a space as at the end of the text, so ` word` is cut
+    the same inside the text as alone (tests/test_write_fast_path.py checks the counts).
+    """
+    # isprintable: no whitespace but U+0020 (Unicode White_Space is all Cc, Zs, Zl or Zp)
+    if not text.isprintable() or "  " in text or text.startswith(" ") or text.endswith(" "):
+        return None
+    words = text.split(" ")
+    return _first_count(words[0]) + _spaced_count(words)
+
+
+_first: dict[str, int] = {}
+_spaced: dict[str, int] = {}
+
+
+def _first_count(word: str) -> int:
+    """Return the tokens of `word` at the start of a text."""
+    found = _first.get(word)
+    if found is None:
+        found = _remember(_first, word, word)
+    return found
+
+
+def _spaced_count(words: list[str]) -> int:
+    """Return the tokens of ` word` summed over every word but the first."""
+    try:
+        return sum(map(_spaced.__getitem__, islice(words, 1, None)))
+    except KeyError:
+        total = 0
+        for word in islice(words, 1, None):
+            found = _spaced.get(word)
+            total += _remember(_spaced, word, " " + word) if found is None else found
+        return total
+
+
+def _remember(counts: dict[str, int], word: str, piece: str) -> int:
+    """Return the token count of `piece`, remembered under `word` when the word is short."""
+    found = len(encoding().encode_ordinary(piece))
+    if len(word) <= WORD_CACHE_LENGTH:
+        if len(counts) >= WORD_CACHE_SIZE:
+            counts.clear()
+        counts[word] = found
+    return found
