@@ -275,6 +275,8 @@ class LanceStore:
                 table.to_lance().optimize.compact_files(
                     materialize_deletions=True,
                     materialize_deletions_threshold=0.0,
+                    # the default target (1M rows) would merge untouched neighbours too
+                    target_rows_per_fragment=FRAGMENT_ROWS,
                     defer_index_remap=rebuild,
                 )
                 table.checkout_latest()
