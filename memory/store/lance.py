@@ -220,7 +220,7 @@ class LanceStore:
                 if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
                     raise
                 table.checkout_latest()
-        if _needs_maintenance(table):
+        if _read(table, _needs_maintenance):
             self._maintain(table)
 
     def maintain(self, bank_id: str, dims: int) -> None:
