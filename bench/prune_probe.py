@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retention as retention_bench  # bench/retention.py
 
-import memory.store.lance as lance_store
+import memory.store.indices as store_indices
 from memory.config import get_mode
 from memory.store import LanceStore
 
@@ -48,12 +48,12 @@ def prune_remap(store: LanceStore, table: Any) -> None:
 
 def prune_rebuild(store: LanceStore, table: Any) -> None:
     """Make the deletion final through the store, forcing the index rebuild."""
-    saved = lance_store.REBUILD_ROWS
-    lance_store.REBUILD_ROWS = 0
+    saved = store_indices.REBUILD_ROWS
+    store_indices.REBUILD_ROWS = 0
     try:
         store._prune_table(table)
     finally:
-        lance_store.REBUILD_ROWS = saved
+        store_indices.REBUILD_ROWS = saved
 
 
 def run(folder: Path, rows: int) -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import memory.store.lance as lance_store
+import memory.store.indices as store_indices
 from memory import banks, entries, search, tokens
 from memory.clock import FixedClock
 from memory.config import get_mode
@@ -315,7 +315,7 @@ def test_forget_removes_the_entry_everywhere_for_good(
     indexed: bool,
 ) -> None:
     if indexed:  # fold every write into the key and full-text indices
-        monkeypatch.setattr(lance_store, "REINDEX_EVERY", 1)
+        monkeypatch.setattr(store_indices, "REINDEX_EVERY", 1)
     marker = "qxforgetmarker7731"
     secret = _long_text(300, tail=f"my card number is {marker}") + f" {marker}"
     keep = entries.write(ctx, conv, [_said("k", "first message about the weather")])[0]

@@ -13,6 +13,7 @@ from memory import banks, entries, search
 from memory.context import Context
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.store import filters
+from memory.store import indices as store_indices
 from memory.store import lance as lance_store
 from memory.store.schema import ENTRY_COLUMNS, entries_schema, index_text
 
@@ -158,8 +159,8 @@ def _unindexed_fragments(table: Any) -> int:
 def test_single_writes_are_folded_into_the_indices(
     ctx: Context, conv: Bank, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lance_store, "LOOSE_FRAGMENTS", 4)
-    monkeypatch.setattr(lance_store, "INDEX_SEGMENTS", 3)
+    monkeypatch.setattr(store_indices, "LOOSE_FRAGMENTS", 4)
+    monkeypatch.setattr(store_indices, "INDEX_SEGMENTS", 3)
     for i in range(13):
         entries.write(ctx, conv, [EntryIn(key=f"k{i % 2}", speaker="ann", content=f"note {i}")])
         table = ctx.store.entries_table(conv.id, 384)

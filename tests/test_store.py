@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import memory.store.indices as store_indices
 import memory.store.lance as lance_store
 from memory import banks, entries, search
 from memory.config import get_mode
@@ -99,7 +100,7 @@ def test_put_bank_raw_replaces_by_id(ctx: Context, gen: Bank) -> None:
 def test_rows_are_folded_into_the_indices_and_stay_searchable(
     ctx: Context, gen: Bank, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lance_store, "REINDEX_EVERY", 3)
+    monkeypatch.setattr(store_indices, "REINDEX_EVERY", 3)
     dims = get_mode(gen.mode).dims
     for i in range(4):
         entries.write(ctx, gen, [EntryIn(key=f"k{i % 2}", content=f"tulip bulb order {i}")])
@@ -207,14 +208,14 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
 def test_a_big_table_prune_rebuilds_its_indices_without_deleted_words(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lance_store, "REBUILD_ROWS", 1)  # every table counts as big
+    monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)  # every table counts as big
     dims = get_mode(gen.mode).dims
     kept = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
     doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
     ctx.store.maintain(gen.id, dims)
     entries.delete_ids(ctx, gen, [doomed[0].id])
     table = ctx.store.entries_table(gen.id, dims, create=False)
-    assert not lance_store._remap_pending(table)
+    assert not store_indices.remap_pending(table)
     assert {i.name: i.index_type for i in table.list_indices()} == {
         "key_idx": "BTree",
         "text_idx": "FTS",
@@ -229,7 +230,7 @@ def test_a_big_table_prune_rebuilds_its_indices_without_deleted_words(
 def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lance_store, "REBUILD_ROWS", 1)
+    monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
     doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
@@ -238,17 +239,17 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     def crash(table: object) -> None:
         raise RuntimeError("killed during the index rebuild")
 
-    rebuild = lance_store._rebuild_indices
-    monkeypatch.setattr(lance_store, "_rebuild_indices", crash)
+    rebuild = store_indices.rebuild_indices
+    monkeypatch.setattr(store_indices, "rebuild_indices", crash)
     with pytest.raises(StorageError, match="killed during the index rebuild"):
         entries.delete_ids(ctx, gen, [doomed[0].id])
     table = ctx.store.entries_table(gen.id, dims, create=False)
-    assert lance_store._remap_pending(table)
+    assert store_indices.remap_pending(table)
     # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
     assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
     assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
-    monkeypatch.setattr(lance_store, "_rebuild_indices", rebuild)
+    monkeypatch.setattr(store_indices, "rebuild_indices", rebuild)
     ctx.store.prune(gen.id, dims)
-    assert not lance_store._remap_pending(table)
+    assert not store_indices.remap_pending(table)
     assert ctx.store.version_count(gen.id, dims) == 1
     assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from memory.errors import StorageError
 from memory.locks import pruning, reading
 from memory.models import Bank
-from memory.store import filters
+from memory.store import filters, indices
 from memory.store.schema import (
     BANKS_SCHEMA,
     ENTRY_COLUMNS,
@@ -30,31 +30,11 @@ from memory.store.schema import (
 )
 
 REGISTRY = "banks"
-REINDEX_EVERY = 20_000
-"""Rows left unindexed before a write folds them into the indices (search stays correct
-meanwhile: unindexed rows are scanned)."""
-LOOSE_FRAGMENTS = 16
-"""Unindexed fragments (each write makes one) tolerated before a write indexes them: every
-unindexed fragment costs each filtered search a scan (measured: 300 one-row fragments took
-a key-filtered search on 20k rows from 7 ms to 78 ms; indexed, 12 ms)."""
-INDEX_SEGMENTS = 16
-"""Delta index segments tolerated before maintenance merges them and compacts fragments.
-A delta costs ~30 ms to build and a search ~0.4 ms; a merge rewrites the whole index."""
 FRAGMENT_ROWS = 65_536
 """Compaction target: small fragments merge up to this many rows and bigger ones are left
 alone, so a compaction rewrites at most about this many rows whatever the table's size."""
 KEEP_VERSIONS = timedelta(days=7)
 """Maintenance drops table versions older than this (prune drops them all at once)."""
-FTS_COLUMN = "search_text"
-FTS_INDEX = "text_idx"
-KEY_INDEX = "key_idx"
-REBUILD_ROWS = 50_000
-"""From this many rows a prune rebuilds the key and full-text indices from the remaining rows
-instead of remapping them through the fragment rewrite; LanceDB's full-text remap costs more
-than a rebuild on big tables (bench/RESULTS.md, "Retention"), and is cheaper on small ones."""
-REMAP_PENDING = "__lance_frag_reuse"
-"""LanceDB's record of a compaction whose index remap was deferred: until the indices are
-rebuilt, reads translate old row addresses through it."""
 
 
 RACE_RETRIES = 5
@@ -165,7 +145,7 @@ class LanceStore:
                     return None
                 table = self._create_entries_table(name, dims)
             else:
-                _upgrade(table)
+                indices.upgrade(table)
             self._tables[name] = table
         else:
             try:
@@ -180,10 +160,10 @@ class LanceStore:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             existing = {idx.name for idx in table.list_indices()}
-            if KEY_INDEX not in existing:
-                table.create_scalar_index("key", index_type="BTREE", replace=True)
-            if FTS_INDEX not in existing:
-                _create_fts_index(table)
+            if indices.KEY_INDEX not in existing:
+                indices.create_key_index(table)
+            if indices.FTS_INDEX not in existing:
+                indices.create_fts_index(table)
         return table
 
     def has_entries_table(self, bank_id: str) -> bool:
@@ -220,7 +200,7 @@ class LanceStore:
                 if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
                     raise
                 table.checkout_latest()
-        if _read(table, _needs_maintenance):
+        if _read(table, indices.needs_maintenance):
             self._maintain(table)
 
     def maintain(self, bank_id: str, dims: int) -> None:
@@ -230,9 +210,9 @@ class LanceStore:
             self._maintain(table, merge=True)
 
     def _maintain(self, table: Any, *, merge: bool | None = None) -> None:
-        stats = table.index_stats(KEY_INDEX)
+        stats = table.index_stats(indices.KEY_INDEX)
         segments = 1 if stats is None else int(stats.num_indices)
-        merge = segments >= INDEX_SEGMENTS if merge is None else merge
+        merge = segments >= indices.INDEX_SEGMENTS if merge is None else merge
         try:
             # a delta index segment for the new rows, or (merge) all rows in one segment
             table.to_lance().optimize.optimize_indices(
@@ -271,7 +251,7 @@ class LanceStore:
         for attempt in range(RACE_RETRIES):
             try:
                 table.checkout_latest()
-                rebuild = _has_key_index(table) and table.count_rows() >= REBUILD_ROWS
+                rebuild = indices.rebuild_on_prune(table)
                 table.to_lance().optimize.compact_files(
                     materialize_deletions=True,
                     materialize_deletions_threshold=0.0,
@@ -280,8 +260,8 @@ class LanceStore:
                     defer_index_remap=rebuild,
                 )
                 table.checkout_latest()
-                if _remap_pending(table):  # this prune's, or one interrupted before
-                    _rebuild_indices(table)
+                if indices.remap_pending(table):  # this prune's, or one interrupted before
+                    indices.rebuild_indices(table)
                 # streaming readers (exports) hold `reading`: wait until they are done
                 with pruning(self.uri, table.name), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -393,7 +373,7 @@ class LanceStore:
             query = table.search(vector, query_type="vector").distance_type("cosine")
             wanted.append("_distance")
         elif method == "fts":
-            query = table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
+            query = table.search(text, query_type="fts", fts_columns=indices.FTS_COLUMN)
             wanted.append("_score")
         else:
             raise ValueError(f"unknown search method {method!r}: use vector or fts")
@@ -418,72 +398,11 @@ def _with_score(result: pa.Table) -> pa.Table:
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     """Return `rows` with the derived `search_text` column, cast to `schema` (its order)."""
-    if FTS_COLUMN in rows.column_names:
-        rows = rows.drop_columns([FTS_COLUMN])
+    if indices.FTS_COLUMN in rows.column_names:
+        rows = rows.drop_columns([indices.FTS_COLUMN])
     speaker = rows.column("speaker").cast(pa.string())
     speaker = pc.if_else(pc.equal(speaker, ""), pa.scalar(None, pa.string()), speaker)
     text = rows.column("text").cast(pa.string())
     joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
-    rows = rows.append_column(FTS_COLUMN, joined)
+    rows = rows.append_column(indices.FTS_COLUMN, joined)
     return rows.select(schema.names).cast(schema)
-
-
-def _needs_maintenance(table: Any) -> bool:
-    """Return True when unindexed rows or unindexed fragments have piled up."""
-    stats = table.index_stats(KEY_INDEX)
-    pending = 0 if stats is None else int(stats.num_unindexed_rows)
-    if pending >= REINDEX_EVERY:
-        return True
-    if pending < LOOSE_FRAGMENTS:  # each unindexed fragment holds at least one such row
-        return False
-    dataset = table.to_lance()
-    indexed: set[int] = set()
-    for index in dataset.list_indices():
-        if index["name"] == KEY_INDEX:
-            indexed.update(index["fragment_ids"])
-    loose = sum(1 for f in dataset.get_fragments() if f.fragment_id not in indexed)
-    return loose >= LOOSE_FRAGMENTS
-
-
-def _create_fts_index(table: Any) -> None:
-    table.create_fts_index(FTS_COLUMN, use_tantivy=False, name=FTS_INDEX, replace=True)
-
-
-def _index_names(table: Any) -> set[str]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {index["name"] for index in table.to_lance().list_indices()}
-
-
-def _has_key_index(table: Any) -> bool:
-    return KEY_INDEX in _index_names(table)
-
-
-def _remap_pending(table: Any) -> bool:
-    return REMAP_PENDING in _index_names(table)
-
-
-def _rebuild_indices(table: Any) -> None:
-    """Rebuild the key and full-text indices over the rows left, then drop the remap record.
-
-    The rebuilt indices hold only live rows, so no deleted word survives in an index file.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table.create_scalar_index("key", index_type="BTREE", replace=True)
-        _create_fts_index(table)
-        table.checkout_latest()
-        table.to_lance().drop_index(REMAP_PENDING)
-    table.checkout_latest()
-
-
-def _upgrade(table: Any) -> None:
-    """Add the derived `search_text` column (and index it) to a table made before it existed."""
-    if FTS_COLUMN in table.schema.names:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table.add_columns({FTS_COLUMN: f"concat_ws('{SPEAKER_SEPARATOR}', speaker, text)"})
-        if FTS_INDEX in {index.name for index in table.list_indices()}:
-            table.drop_index(FTS_INDEX)
-        _create_fts_index(table)
