@@ -12,6 +12,7 @@ from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
 import memory.compaction as compaction
+import memory.store.indices as store_indices
 from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
@@ -28,6 +29,15 @@ def pool() -> Iterator[Pool]:
         yield workers
 
 
+@pytest.fixture(params=["remap", "rebuild"])
+def prune_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How this process's prunes update the indices (the writers' prunes remap)."""
+    if request.param == "rebuild":
+        monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("prune_by")
 def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> None:
     ctx.completer = MarkerCompleter
     bank = make_bank(ctx, max_turns=8)
@@ -47,6 +57,7 @@ def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> Non
     assert len(stored) <= 8
 
 
+@pytest.mark.usefixtures("prune_by")
 def test_retention_while_other_processes_write(ctx: Context, clock: FixedClock, pool: Pool) -> None:
     bank = make_bank(ctx, name="short", retention_days=30, compaction_prompt=None)
     old = clock.now() - timedelta(days=60)
