@@ -19,6 +19,7 @@ class Chunks:
 
 def chunk_text(text: str, *, size: int, overlap: int) -> Chunks:
     """Return `text` split into windows of `size` tokens, consecutive windows sharing `overlap`."""
+    _check_window(size, overlap)
     return _split(text, tokens.encode(text), size=size, overlap=overlap)
 
 
@@ -39,7 +40,6 @@ def _check_window(size: int, overlap: int) -> None:
 
 
 def _split(text: str, ids: list[int], *, size: int, overlap: int) -> Chunks:
-    _check_window(size, overlap)
     if len(ids) <= size:
         return Chunks([text], len(ids))
     step = size - overlap

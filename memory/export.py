@@ -140,7 +140,7 @@ def export(
         get_mode(bank.mode).dims,
         with_vectors=with_vectors,
         partition_by=partition_by,
-        metadata=_parquet_metadata(ctx, bank, flt),
+        metadata=_header(ctx, bank, flt, "membank.parquet", PARQUET_SCHEMA_VERSION),
     )
     batches = counter.wrap(
         _parquet_batches(ctx, bank, flt, schema, with_vectors=with_vectors, size=batch_size)
@@ -284,9 +284,14 @@ def _chunk_zero(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _json_header(ctx: Context, bank: Bank, flt: ExportFilters) -> dict[str, Any]:
+    return _header(ctx, bank, flt, JSON_FORMAT, JSON_SCHEMA_VERSION)
+
+
+def _header(ctx: Context, bank: Bank, flt: ExportFilters, fmt: str, version: int) -> dict[str, Any]:
+    """Return what an export says about itself: format, version, time, bank, filters."""
     return {
-        "format": JSON_FORMAT,
-        "version": JSON_SCHEMA_VERSION,
+        "format": fmt,
+        "version": version,
         "exported_at": ctx.clock.now().astimezone(UTC).isoformat(),
         "bank": bank.model_dump(mode="json"),
         "filters": flt.model_dump(mode="json"),
@@ -336,16 +341,6 @@ def entry_record(row: dict[str, Any]) -> dict[str, Any]:
         "summary_of": row["summary_of"] or [],
         "created_at": created.isoformat(),
         "token_count": row["token_count"],
-    }
-
-
-def _parquet_metadata(ctx: Context, bank: Bank, flt: ExportFilters) -> dict[str, Any]:
-    return {
-        "format": "membank.parquet",
-        "version": PARQUET_SCHEMA_VERSION,
-        "exported_at": ctx.clock.now().astimezone(UTC).isoformat(),
-        "bank": bank.model_dump(mode="json"),
-        "filters": flt.model_dump(mode="json"),
     }
 
 

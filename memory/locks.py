@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 LOCK_STRIPES = 1024
@@ -79,27 +79,26 @@ def bank_lock(uri: str, bank_id: str, *, timeout: float | None) -> Iterator[bool
         yield held
 
 
-@contextmanager
-def reading(uri: str, table: str) -> Iterator[None]:
+def reading(uri: str, table: str) -> AbstractContextManager[None]:
     """Hold `table`'s version files in place for a streaming read (shared with other readers).
 
     Local folders only: on object storage a stream that loses a race with a prune fails
     and is run again (exports are written to a temporary file first).
     """
-    if not _is_local(uri):
-        yield
-        return
-    with _file_lock(uri, f"{table}.versions", None, shared=True):
-        yield
+    return _versions_lock(uri, table, shared=True)
+
+
+def pruning(uri: str, table: str) -> AbstractContextManager[None]:
+    """Hold `table` exclusively while old versions are dropped: waits for streaming reads."""
+    return _versions_lock(uri, table, shared=False)
 
 
 @contextmanager
-def pruning(uri: str, table: str) -> Iterator[None]:
-    """Hold `table` exclusively while old versions are dropped: waits for streaming reads."""
+def _versions_lock(uri: str, table: str, *, shared: bool) -> Iterator[None]:
     if not _is_local(uri):
         yield
         return
-    with _file_lock(uri, f"{table}.versions", None):
+    with _file_lock(uri, f"{table}.versions", None, shared=shared):
         yield
 
 

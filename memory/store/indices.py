@@ -105,6 +105,6 @@ def upgrade(table: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table.add_columns({FTS_COLUMN: f"concat_ws('{SPEAKER_SEPARATOR}', speaker, text)"})
-        if FTS_INDEX in {index.name for index in table.list_indices()}:
+        if FTS_INDEX in index_names(table):
             table.drop_index(FTS_INDEX)
         create_fts_index(table)
