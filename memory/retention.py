@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel
@@ -58,7 +58,10 @@ def plan_retention(bank: Bank, now: datetime) -> RetentionPlan:
     """Return the retention plan of `bank` at time `now`."""
     if bank.retention_days is None:
         return RetentionPlan(bank.id, None)
-    return RetentionPlan(bank.id, now - timedelta(days=bank.retention_days))
+    try:
+        return RetentionPlan(bank.id, now - timedelta(days=bank.retention_days))
+    except OverflowError:  # a retention longer than the calendar: nothing can have expired
+        return RetentionPlan(bank.id, datetime.min.replace(tzinfo=UTC))
 
 
 def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:

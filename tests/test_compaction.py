@@ -11,6 +11,7 @@ from compaction_support import (
     assert_exactly_once,
     assert_no_loss,
     make_bank,
+    turn,
     write_turns,
 )
 
@@ -212,6 +213,27 @@ def test_general_bank_summary_has_no_speaker(ctx: Context, extractive: Extractiv
     (summary,) = [e for e in entries.load(ctx, bank, "user-1") if e.kind == "summary"]
     assert summary.speaker is None and summary.tags == [SUMMARY_TAG]
     assert result.tokens_after <= 200
+
+
+def test_summary_is_dated_like_its_oldest_entry_and_keeps_tags_and_type(
+    ctx: Context, clock: FixedClock, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, name="prefs", type="general", max_turns=4)
+    items = []
+    for index in range(6):
+        item = turn("u", index, None)
+        item.memory_type = "preference"
+        item.tags = ["pref", f"t{index % 2}"]
+        item.created_at = clock.now() - timedelta(days=10 - index)
+        items.append(item)
+    written = entries.write(ctx, bank, items, run_hooks=False)
+    assert compaction.compact_partition(ctx, bank, "u").status == "compacted"
+    summary, *kept = entries.load(ctx, bank, "u")
+    assert summary.kind == "summary"
+    assert summary.created_at == written[0].created_at  # retention sees the oldest information
+    assert summary.tags == [SUMMARY_TAG, "pref", "t0", "t1"]
+    assert summary.memory_type == "preference"
+    assert summary.created_at < kept[0].created_at
 
 
 def test_busy_partition_is_skipped_inline(ctx: Context, scripted: ScriptedCompleter) -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from compaction_support import make_bank
+from compaction_support import ExtractiveCompleter, make_bank
 
+import memory.compaction as compaction
 from memory import banks, entries, retention, search
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
+from memory.store import filters
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -80,6 +82,22 @@ def test_expired_summaries_go_too_and_stats_follow(ctx: Context, clock: FixedClo
     assert banks.get(ctx, bank.id).summary_count == 0
 
 
+def test_no_expired_information_survives_in_a_summary(ctx: Context, clock: FixedClock) -> None:
+    bank = make_bank(ctx, retention_days=30, max_turns=3, compaction_prompt="Keep facts.")
+    completer = ExtractiveCompleter()
+    ctx.completer = lambda: completer
+    _write_at(ctx, bank, clock.now() - timedelta(days=59), "My passport number is X1234567.")
+    for days in (5, 4, 3):
+        item = EntryIn(key="k", speaker="s", content=f"Note {days} days ago.")
+        item.created_at = clock.now() - timedelta(days=days)
+        entries.write(ctx, bank, [item], run_hooks=False)
+    (compacted,) = compaction.compact_bank(ctx, bank)
+    assert compacted.status == "compacted"  # the old entry is folded into a summary
+    result = retention.apply_retention(ctx, bank)
+    assert result.summaries_deleted == 1
+    assert "X1234567" not in "".join(e.content for e in entries.read(ctx, bank))
+
+
 def test_indefinite_bank_is_never_touched(ctx: Context, clock: FixedClock) -> None:
     bank = make_bank(ctx, type="general", retention_days=None)
     _write_at(ctx, bank, clock.now() - timedelta(days=5000), "ancient", speaker=None)
@@ -97,3 +115,26 @@ def test_apply_all_reports_each_bank(ctx: Context, clock: FixedClock) -> None:
         ("short", "deleted", 1),
         ("forever", "indefinite", 0),
     }
+
+
+def test_retention_longer_than_the_calendar_expires_nothing(
+    ctx: Context, clock: FixedClock
+) -> None:
+    huge = make_bank(ctx, "huge", retention_days=1_000_000)
+    short = make_bank(ctx, "short", retention_days=1)
+    _write_at(ctx, huge, datetime(1, 1, 2, tzinfo=UTC), "year one")
+    _write_at(ctx, short, clock.now() - timedelta(days=2), "old")
+    results = retention.apply_all(ctx, [huge, short])
+    assert [(r.bank_name, r.status, r.deleted) for r in results] == [
+        ("huge", "nothing_expired", 0),
+        ("short", "deleted", 1),
+    ]
+    assert len(entries.read(ctx, huge)) == 1
+
+
+def test_cutoffs_before_the_year_1000_are_valid_filters(ctx: Context) -> None:
+    bank = make_bank(ctx, "early", retention_days=None)
+    _write_at(ctx, bank, datetime(500, 1, 1, tzinfo=UTC), "ancient")
+    _write_at(ctx, bank, datetime(2020, 1, 1, tzinfo=UTC), "recent")
+    before = f"created_at < {filters.timestamp_literal(datetime(999, 12, 31, tzinfo=UTC))}"
+    assert [e.content for e in entries.read(ctx, bank, before)] == ["ancient"]

@@ -96,6 +96,18 @@ def test_removes_duplicates_and_near_duplicates() -> None:
     assert "Alice: I moved to Quebec in 2019." in summary
 
 
+def test_same_words_in_another_order_are_another_fact() -> None:
+    lines = [
+        "Ann: Invoice 7 costs 9 dollars.",
+        "Ann: Invoice 9 costs 7 dollars.",
+        "Ann: Fact 1 of key 0: code 1.",
+        "Ann: Fact 0 of key 0: code 0.",
+    ]
+    summary = extractive_summary(lines, 200)
+    for line in lines:
+        assert line.removeprefix("Ann: ").rstrip(".") in summary
+
+
 def test_same_words_from_another_speaker_are_not_duplicates() -> None:
     lines = ["Alice: I live in Porto.", "Bob: I live in Porto."]
     summary = extractive_summary(lines, 100)

@@ -274,17 +274,24 @@ def _store_summary(
     label: str,
     model: str,
 ) -> Entry:
-    """Write the summary dated like its newest covered entry, sorted before the kept ones."""
-    created_at = max(e.created_at for e in covered)
+    """Write the summary dated like its oldest covered entry, sorted before the kept ones.
+
+    The summary holds that entry's information, so retention deletes it when that entry
+    would have expired: nothing outlives the bank's retention inside a summary. It keeps
+    the covered entries' tags, and their memory type when they share one.
+    """
+    created_at = min(e.created_at for e in covered)
     if kept:
         created_at = min(created_at, kept[0].created_at - timedelta(microseconds=1))
     conversation = bank.type == "conversation"
+    types = {e.memory_type for e in covered}
     item = EntryIn(
         key=plan.key,
         content=text,
         speaker=SUMMARY_SPEAKER if conversation else None,
         role=SUMMARY_ROLE if conversation else None,
-        tags=[SUMMARY_TAG],
+        memory_type=types.pop() if len(types) == 1 else None,
+        tags=list(dict.fromkeys([SUMMARY_TAG, *(tag for e in covered for tag in e.tags)])),
         metadata={
             "summarizer": label,
             "model": model,

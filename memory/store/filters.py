@@ -29,7 +29,7 @@ def literal(value: str) -> str:
 def timestamp_literal(value: datetime) -> str:
     """Return a UTC timestamp literal for a timezone-aware (or UTC-naive) datetime."""
     aware = value if value.tzinfo else value.replace(tzinfo=UTC)
-    text = aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    text = aware.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds")
     return f"arrow_cast('{text}', 'Timestamp(Microsecond, Some(\"UTC\"))')"
 
 
