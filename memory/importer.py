@@ -4,12 +4,17 @@ The export keeps one entry per line; the importer reads it line by line, so memo
 bounded. A file reformatted by another tool (one JSON document, any layout) is read whole.
 Entries keep their ids, times, kinds and summary links; vectors are recomputed with the
 bank's mode. If anything fails, the new bank is deleted again: an import is all or nothing.
+Until the last entry is written the bank carries a marked name (`[importing ID] NAME`) and
+only then takes its own, so a killed import never leaves a bank that looks complete and never
+blocks a re-run; the marked leftover is listed for deletion.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
@@ -19,9 +24,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from memory import banks, entries
 from memory.context import Context
-from memory.errors import InvalidInput
+from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
 from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
+from memory.store import filters
 
 IMPORT_BATCH = 512
 Progress = Callable[[int], None]
@@ -76,20 +82,50 @@ def import_json(
         InvalidInput: not a membank export, a newer export version, or a damaged file.
         Conflict: a bank with that name exists (pass another `name`).
     """
-    with Path(path).open(encoding="utf-8") as handle:
-        reader = _ExportReader(handle, str(path))
-        source = _source_bank(reader.header)
-        bank = banks.create(ctx, _create_request(source, name))
+    with ExitStack() as stack:
         try:
-            count, summaries = _write_all(ctx, bank, reader.entries(), batch_size, progress)
-        except BaseException:
-            banks.delete(ctx, bank.id)
-            raise
+            handle = stack.enter_context(Path(path).open(encoding="utf-8"))
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            reader = _ExportReader(handle, str(path))
+            source = _source_bank(reader.header)
+            request = _create_request(source, name)
+            banks.resolve_create(  # every create rule, on the name it will carry
+                request,
+                account=ctx.account,
+                now=ctx.clock.now(),
+                api_version=banks.CURRENT_API_VERSION,
+            )
+            _check_name_free(ctx, request.name)
+            bank = banks.create(ctx, request.model_copy(update={"name": _pending_name(request)}))
+            try:
+                count, summaries = _write_all(ctx, bank, reader.entries(), batch_size, progress)
+                _check_name_free(ctx, request.name)
+            except BaseException:
+                banks.delete(ctx, bank.id)
+                raise
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{path} is not a JSON export: it is not UTF-8 text") from None
     bank = bank.model_copy(
-        update={"summary_count": summaries, "last_compaction_at": source.last_compaction_at}
+        update={
+            "name": request.name,
+            "summary_count": summaries,
+            "last_compaction_at": source.last_compaction_at,
+        }
     )
     banks.save(ctx, bank)
     return ImportReport(bank=bank, source_bank=source.name, entries=count, summaries=summaries)
+
+
+def _check_name_free(ctx: Context, name: str) -> None:
+    if ctx.store.bank_rows(ctx.account, filters.equals("name", name)):
+        raise Conflict(f"a bank named {name!r} already exists: pick another name (--name NEW)")
+
+
+def _pending_name(request: BankCreate) -> str:
+    """Return the marked name a bank carries while its import runs."""
+    return f"[importing {uuid.uuid4().hex[:8]}] {request.name}"[: banks.MAX_NAME_LENGTH]
 
 
 def _source_bank(header: dict[str, Any]) -> Bank:
@@ -129,6 +165,7 @@ def _write_all(
 ) -> tuple[int, int]:
     count = summaries = 0
     batch: list[ExportedEntry] = []
+    seen: set[str] = set()
 
     def flush() -> None:
         nonlocal count, summaries, batch
@@ -139,6 +176,11 @@ def _write_all(
         batch = []
 
     for record in records:
+        if record.id in seen:
+            raise InvalidInput(
+                f"the export holds entry id {record.id!r} twice: it is damaged (ids are unique)"
+            )
+        seen.add(record.id)
         batch.append(record)
         if len(batch) >= batch_size:
             flush()

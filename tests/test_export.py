@@ -429,3 +429,43 @@ def test_empty_bank_exports(ctx: Context, tmp_path: Path) -> None:
     result = export(ctx, bank, "parquet", tmp_path / "ds", partition_by="key")
     assert (result.entries, result.files) == (0, 0)
     assert import_json(ctx, tmp_path / "e.json", name="empty-copy").entries == 0
+
+
+def test_import_refuses_unreadable_files_and_repeated_ids(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    with pytest.raises(InvalidInput, match="cannot read"):
+        import_json(ctx, tmp_path / "missing.json", name="none")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b'{"format": "membank.export",\n\x8c\xff\xfe')
+    with pytest.raises(InvalidInput, match="not UTF-8"):
+        import_json(ctx, binary, name="binary")
+    out = tmp_path / "bank.json"
+    export(ctx, bank, "json", out)
+    lines = out.read_text("utf-8").splitlines(keepends=True)
+    assert lines[2].endswith(",\n") and lines[3].endswith(",\n")  # two entries, not the last
+    lines[3] = lines[2]
+    twice = tmp_path / "twice.json"
+    twice.write_text("".join(lines), "utf-8")
+    with pytest.raises(InvalidInput, match="twice"):
+        import_json(ctx, twice, name="twice")
+    assert [b.name for b in banks.list_banks(ctx)] == ["support"]
+
+
+def test_import_carries_a_marked_name_until_it_completes(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "bank.json"
+    export(ctx, bank, "json", out)
+    names: list[list[str]] = []
+
+    def seen(_: int) -> None:
+        names.append([b.name for b in banks.list_banks(ctx)])
+
+    report = import_json(ctx, out, name="copy", batch_size=1, progress=seen)
+    pending = [name for n in names for name in n if name != "support"]
+    assert len(pending) == len(names) == report.entries
+    assert all(name.startswith("[importing ") and name.endswith("] copy") for name in pending)
+    assert report.bank.name == "copy"
+    assert sorted(b.name for b in banks.list_banks(ctx)) == ["copy", "support"]
+    assert banks.get(ctx, "copy").summary_count == report.summaries == 1
