@@ -5,7 +5,8 @@ with the source, line/row number, a code and the reason) and never stops the run
 rows are embedded and written in batches, one commit per batch. Every entry gets a stable
 id (the row's `id`, else a content hash), and ids already in the bank (or already folded
 into a compaction summary) are skipped: re-ingesting a file, or re-running an ingest that
-was killed midway, adds nothing twice.
+was killed midway, adds nothing twice. One id given to two different rows rejects the
+second, and so does a `created_at` more than a day in the future.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,10 +25,10 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest_files import (
-    REJECTS_SUFFIX,
-    InputFile,
+    RejectsWriter,
     RowError,
     SourceRow,
+    check_rejects_path,
     discover,
     read_rows,
 )
@@ -40,6 +40,8 @@ DEFAULT_BATCH = 512
 COLUMNS = tuple(EntryIn.model_fields)
 """Columns an input row may have; any other column rejects the row."""
 _JSON_TEXT = {"metadata": dict, "attachments": list}
+FUTURE_SKEW = timedelta(days=1)
+"""How far after the clock's now a row's `created_at` may be (clock skew); later is rejected."""
 
 Progress = Callable[[int], None]
 
@@ -99,11 +101,6 @@ class IngestReport(BaseModel):
         }
 
 
-def default_rejects_path(path: Path) -> Path:
-    """Return the rejects file next to an input file."""
-    return path.with_name(path.name + REJECTS_SUFFIX)
-
-
 def ingest(
     ctx: Context,
     bank: Bank,
@@ -121,30 +118,39 @@ def ingest(
         paths: files (.jsonl, .ndjson, .csv, .parquet) and folders (searched recursively).
         rejects: one rejects file for every input; default `<input>.rejects.jsonl` per file.
             Rejects files from an earlier run are replaced; none is left when nothing is
-            rejected.
+            rejected. An existing file is replaced only if it is a rejects file (see
+            `check_rejects_path`).
         batch_size: rows embedded and written per commit.
         progress: called with the number of rows read since the previous call.
 
     Raises:
-        InvalidInput: a path is missing or unsupported, or `batch_size` < 1.
+        InvalidInput: a path is missing or unsupported, `batch_size` < 1, or the rejects
+            path is unusable (an input, a file that is not a rejects file, not creatable);
+            nothing is stored then.
+        StorageError: a rejects file could not be written midway.
     """
     if batch_size < 1:
         raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
     import memory.compaction  # noqa: F401 - registers inline compaction for touched partitions
 
     files = discover(paths)
+    target = Path(rejects) if rejects else None
+    if target is not None:
+        check_rejects_path(target, paths, files)
     reports = [FileReport(path=str(f.path), format=f.format) for f in files]
-    sink = _Rejects(Path(rejects) if rejects else None)
-    sink.clear(files)
     writer = _BatchWriter(ctx, bank, reports, batch_size)
-    with sink:
+    ids = _IdLedger()
+    now = ctx.clock.now()
+    with RejectsWriter(target) as sink:
+        sink.start(files)
         read = 0
         for index, item in enumerate(files):
             for row in read_rows(item):
                 reports[index].rows += 1
                 read += 1
                 try:
-                    entry = to_entry(bank, row)
+                    entry = to_entry(bank, row, now=now)
+                    ids.check(row, entry)
                 except RowError as exc:
                     reports[index].rejected += 1
                     reports[index].rejects_path = str(sink.write(item, row, exc))
@@ -158,8 +164,11 @@ def ingest(
     return IngestReport(bank_id=bank.id, bank=bank.name, files=reports)
 
 
-def to_entry(bank: Bank, row: SourceRow) -> EntryIn:
-    """Return the entry a row describes, with its stable id; RowError says why not."""
+def to_entry(bank: Bank, row: SourceRow, *, now: datetime) -> EntryIn:
+    """Return the entry a row describes, with its stable id; RowError says why not.
+
+    `now` is the clock's time: a `created_at` more than `FUTURE_SKEW` after it is refused.
+    """
     if row.error is not None:
         raise row.error
     record = dict(row.record or {})
@@ -180,6 +189,7 @@ def to_entry(bank: Bank, row: SourceRow) -> EntryIn:
     except ValidationError as exc:
         raise _pydantic_error(exc) from None
     _check_for_bank(bank, item)
+    _check_created_at(item, now)
     return item.model_copy(update={"id": item.id or stable_id(item, row.ordinal)})
 
 
@@ -230,6 +240,23 @@ def _check_for_bank(bank: Bank, item: EntryIn) -> None:
         raise RowError("invalid", str(exc)) from None
 
 
+def _check_created_at(item: EntryIn, now: datetime) -> None:
+    if item.created_at is None:
+        return
+    try:
+        when = _utc(item.created_at)
+    except OverflowError:
+        raise RowError(
+            "invalid", f"created_at {item.created_at.isoformat()} is out of range in UTC"
+        ) from None
+    if when > now + FUTURE_SKEW:
+        raise RowError(
+            "invalid",
+            f"created_at {when.isoformat()} is in the future: at most one day after now "
+            f"({now.isoformat(timespec='seconds')}) is accepted; fix the date",
+        )
+
+
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -252,6 +279,32 @@ def stable_id(item: EntryIn, ordinal: int) -> str:
 
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class _IdLedger:
+    """Remembers which row gave each explicit id in a run, to catch one id on two rows."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[bytes, str]] = {}
+
+    def check(self, row: SourceRow, item: EntryIn) -> None:
+        """Raise RowError when the row's own `id` was used earlier in the run for another row.
+
+        The same row twice (every column equal) passes: it is skipped as already present.
+        """
+        if row.record is None or row.record.get("id") is None or item.id is None:
+            return
+        digest = hashlib.blake2b(
+            item.model_dump_json(exclude={"id"}).encode("utf-8"), digest_size=8
+        ).digest()
+        where = f"{row.source} line {row.line}" if row.line else f"{row.source} row {row.row}"
+        earlier = self._seen.setdefault(item.id, (digest, where))
+        if earlier[0] != digest:
+            raise RowError(
+                "duplicate_id",
+                f"id {item.id!r} was already used for a different row ({earlier[1]}); "
+                "give each row its own id",
+            )
 
 
 class _BatchWriter:
@@ -306,46 +359,6 @@ def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:
     for replaced in table.column("summary_of").to_pylist():
         found.update(replaced or ())
     return found & set(wanted)
-
-
-class _Rejects:
-    """Writes rejected rows as JSON lines, to one given file or next to each input."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._stack = ExitStack()
-        self._open: dict[Path, IO[str]] = {}
-
-    def clear(self, files: Sequence[InputFile]) -> None:
-        """Remove rejects files left by an earlier run, so each run's file is its own."""
-        targets = [self.path] if self.path else [default_rejects_path(f.path) for f in files]
-        for target in targets:
-            target.unlink(missing_ok=True)
-
-    def write(self, item: InputFile, row: SourceRow, error: RowError) -> Path:
-        """Append one rejected row; returns the rejects file it went to."""
-        target = self.path or default_rejects_path(item.path)
-        handle = self._open.get(target)
-        if handle is None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._stack.enter_context(target.open("a", encoding="utf-8"))
-            self._open[target] = handle
-        record = {
-            "source": row.source,
-            "line": row.line,
-            "row": row.row,
-            "code": error.code,
-            "reason": error.reason,
-            "raw": row.raw,
-        }
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return target
-
-    def __enter__(self) -> _Rejects:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
 
 
 def iter_report_lines(report: IngestReport) -> Iterator[str]:

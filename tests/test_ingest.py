@@ -348,3 +348,204 @@ def test_cli_exit_codes(
 
     assert main(["ingest", str(inputs / "nope.jsonl"), "--bank", "support"]) == 2
     assert main(["ingest", str(clean), "--bank", "no-such-bank"]) == 3
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    """Write `rows` as JSON lines to `path`; returns the path."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+GOOD_ROWS: list[dict[str, object]] = [
+    {"key": "k", "speaker": "ann", "content": "first"},
+    {"key": "k", "speaker": "bob", "content": "second"},
+]
+
+
+def test_rejects_path_that_is_an_input_is_refused_and_the_input_kept(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = write_jsonl(tmp_path / "self.jsonl", GOOD_ROWS)
+    before = source.read_bytes()
+    with pytest.raises(InvalidInput, match="is one of the inputs"):
+        ingest(ctx, conv, [source], rejects=source)
+    alias = tmp_path / "sub" / ".." / "self.jsonl"
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(InvalidInput, match="is one of the inputs"):
+        ingest(ctx, conv, [source], rejects=alias)
+    assert source.read_bytes() == before
+    assert entries.read(ctx, conv) == []
+
+
+def test_rejects_path_over_a_file_that_is_not_a_rejects_file_is_refused(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", [{"key": "k", "content": "no speaker"}])
+    other = write_jsonl(tmp_path / "good.jsonl", GOOD_ROWS)
+    before = other.read_bytes()
+    with pytest.raises(InvalidInput, match="not a rejects file"):
+        ingest(ctx, conv, [source], rejects=other)
+    assert other.read_bytes() == before
+    assert entries.read(ctx, conv) == []
+
+
+def test_rejects_path_may_be_empty_or_an_earlier_rejects_file(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", [{"key": "k", "content": "no speaker"}])
+    target = tmp_path / "all.jsonl"
+    target.write_text("")
+    assert ingest(ctx, conv, [source], rejects=target).rejected == 1
+    again = ingest(ctx, conv, [source], rejects=target)  # holds rejected rows now: replaced
+    assert again.rejected == 1
+    assert [json.loads(x)["code"] for x in target.read_text("utf-8").splitlines()] == [
+        "missing_speaker"
+    ]
+
+
+def test_rejects_path_inside_an_input_folder_must_be_skipped_by_folder_ingest(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_jsonl(folder / "turns.jsonl", GOOD_ROWS)
+    with pytest.raises(InvalidInput, match="inside the input folder"):
+        ingest(ctx, conv, [folder], rejects=folder / "r.jsonl")
+    assert entries.read(ctx, conv) == []
+
+    report = ingest(ctx, conv, [folder], rejects=folder / "new" / "r.rejects.jsonl")
+
+    assert (report.stored, report.rejected) == (2, 0)
+    assert sorted(p.name for p in folder.iterdir()) == ["turns.jsonl"]  # nothing left behind
+
+
+def test_unusable_rejects_path_is_a_usage_error_before_anything_is_stored(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = write_jsonl(tmp_path / "turns.jsonl", [*GOOD_ROWS, {"key": "k", "content": "x"}])
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(InvalidInput, match="afile is a file, not a folder"):
+        ingest(ctx, conv, [source], rejects=tmp_path / "afile" / "r.jsonl")
+    with pytest.raises(InvalidInput, match="is a folder"):
+        ingest(ctx, conv, [source], rejects=tmp_path)
+    assert entries.read(ctx, conv) == []
+
+
+def test_cli_refuses_bad_rejects_paths_with_one_line(
+    ctx: Context,
+    conv: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    source = write_jsonl(tmp_path / "self.jsonl", GOOD_ROWS)
+    (tmp_path / "afile").write_text("x")
+    for rejects in (str(source), str(tmp_path / "afile" / "r.jsonl")):
+        assert main(["ingest", str(source), "--bank", "support", "--rejects", rejects]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("membank: error: rejects") or "not a folder" in err
+        assert err.count("\n") == 1
+    assert len(source.read_text("utf-8").splitlines()) == 2
+    assert entries.read(ctx, conv) == []
+
+
+def test_unterminated_csv_quote_rejects_the_rest_and_keeps_the_rows_before(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = tmp_path / "unterminated.csv"
+    source.write_text(
+        "key,speaker,content\n"
+        "q,ann,good row before\n"
+        'q,bob,"a closed\nmultiline field"\n'
+        'q,bob,"oops forgot to close\n'
+        "q,bob,second row\n"
+        "q,bob,third row\n",
+        "utf-8",
+    )
+    report = ingest(ctx, conv, [source])
+
+    (reject,) = rejects_of(source)
+    assert (reject["line"], reject["row"], reject["code"]) == (5, 3, "bad_csv")
+    assert "quote opened on line 5" in str(reject["reason"])
+    assert str(reject["raw"]).startswith('q,bob,"oops forgot to close\nq,bob,second row')
+    assert (report.stored, report.rejected) == (2, 1)
+    assert sorted(e.content for e in entries.read(ctx, conv)) == [
+        "a closed\nmultiline field",
+        "good row before",
+    ]
+
+
+def test_unterminated_quote_in_the_csv_header_rejects_the_file(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = tmp_path / "header.csv"
+    source.write_text('key,"speaker,content\nq,ann,hello\n', "utf-8")
+    report = ingest(ctx, conv, [source])
+    (reject,) = rejects_of(source)
+    assert (reject["line"], reject["code"]) == (1, "bad_csv")
+    assert "quote opened on line 1" in str(reject["reason"])
+    assert (report.stored, report.rejected) == (0, 1)
+
+
+def test_csv_header_naming_a_column_twice_rejects_the_file(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    source = tmp_path / "duphdr.csv"
+    source.write_text("key,speaker,content,content\ng1,ann,a,b\ng1,ann,c,d\n", "utf-8")
+    report = ingest(ctx, conv, [source])
+    (reject,) = rejects_of(source)
+    assert (reject["line"], reject["row"], reject["code"]) == (1, None, "bad_csv")
+    assert "'content' appears more than once" in str(reject["reason"])
+    assert (report.rows, report.stored, report.rejected) == (1, 0, 1)
+    assert entries.read(ctx, conv) == []
+
+
+def test_one_id_on_two_different_rows_rejects_the_second(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    first = {"id": "same-1", "key": "g1", "speaker": "ann", "content": "first version"}
+    second = {**first, "content": "second version, different text"}
+    source = write_jsonl(tmp_path / "dupid.jsonl", [first, second, first])
+    report = ingest(ctx, conv, [source], batch_size=1)
+
+    (reject,) = rejects_of(source)
+    assert (reject["line"], reject["code"]) == (2, "duplicate_id")
+    assert f"{source} line 1" in str(reject["reason"])
+    assert (report.stored, report.duplicates, report.rejected) == (1, 1, 1)
+    (entry,) = entries.read(ctx, conv)
+    assert (entry.id, entry.content) == ("same-1", "first version")
+
+
+def test_created_at_more_than_a_day_ahead_is_rejected(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    # the fixed clock reads 2026-11-01T12:00:00Z
+    times = [
+        "0001-01-01T00:00:00Z",
+        "2026-11-02T11:00:00Z",
+        "2026-11-02T13:00:00Z",
+        "2099-01-01T00:00:00Z",
+        "9999-12-31T23:59:59-05:00",
+        "0001-01-01T00:00:00+05:00",
+    ]
+    rows = [
+        {"key": "d", "speaker": "ann", "content": f"row {i}", "created_at": when}
+        for i, when in enumerate(times)
+    ]
+    source = write_jsonl(tmp_path / "dates.jsonl", rows)
+    report = ingest(ctx, conv, [source])
+
+    rejects = rejects_of(source)
+    assert [(r["line"], r["code"]) for r in rejects] == [
+        (3, "invalid"),
+        (4, "invalid"),
+        (5, "invalid"),
+        (6, "invalid"),
+    ]
+    assert "2026-11-02T13:00:00+00:00 is in the future: at most one day" in str(
+        rejects[0]["reason"]
+    )
+    assert "out of range" in str(rejects[3]["reason"])
+    assert report.stored == 2
+    assert sorted(e.content for e in entries.read(ctx, conv)) == ["row 0", "row 1"]
