@@ -7,6 +7,7 @@ the legacy schema are migrated on read.
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from memory.config import get_mode, get_template
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
+from memory.locks import names_lock
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
 
@@ -22,6 +24,8 @@ CURRENT_API_VERSION = "2026-08-03"
 LEGACY_DEFAULT_RETENTION = 30
 """The flat retention default of older API versions (and of the legacy schema)."""
 MAX_NAME_LENGTH = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BANK_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def is_current(api_version: str | None) -> bool:
@@ -100,6 +104,16 @@ def _check_values(
 ) -> None:
     if name is not None and (not name.strip() or len(name) > MAX_NAME_LENGTH):
         raise InvalidInput(f"bank name must be 1-{MAX_NAME_LENGTH} characters, not blank")
+    if name is not None and _CONTROL.search(name):
+        raise InvalidInput(
+            f"bank name {name[:80]!r} holds a control character (newline, tab, ...): "
+            "make it one line of text"
+        )
+    if name is not None and _BANK_ID.fullmatch(name):
+        raise InvalidInput(
+            f"bank name {name!r} looks like a bank id (32 hex digits): commands take a name "
+            "or an id, so pick a name that is not one"
+        )
     for label, value in (("max_tokens", max_tokens), ("max_turns", max_turns)):
         if value is not None and value < 0:
             raise InvalidInput(f"{label} must be >= 0 (0 or empty disables it), got {value}")
@@ -219,11 +233,20 @@ def create(
     bank = resolve_create(
         request, account=ctx.account, now=ctx.clock.now(), api_version=api_version
     )
-    if ctx.store.bank_rows(ctx.account, filters.equals("name", bank.name)):
-        raise Conflict(f"a bank named {bank.name!r} already exists: pick another name")
-    ctx.store.put_bank(bank)
+    claim_name(ctx, bank)
     ctx.store.entries_table(bank.id, get_mode(bank.mode).dims)
     return bank
+
+
+def claim_name(ctx: Context, bank: Bank) -> None:
+    """Store `bank` under its name; Conflict when another bank of the account has that name
+    (or that id). The check and the write hold the account's name lock together."""
+    with names_lock(ctx.store.uri, ctx.account):
+        for column in ("name", "id"):
+            for raw in ctx.store.bank_rows(ctx.account, filters.equals(column, bank.name)):
+                if raw["id"] != bank.id:
+                    raise Conflict(f"a bank named {bank.name!r} already exists: pick another name")
+        ctx.store.put_bank(bank)
 
 
 def get(ctx: Context, ref: str) -> Bank:
@@ -250,11 +273,10 @@ def update(
     """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
     bank = get(ctx, ref)
     updated = apply_update(bank, request, now=ctx.clock.now(), api_version=api_version)
-    if updated.name != bank.name:
-        clash = ctx.store.bank_rows(ctx.account, filters.equals("name", updated.name))
-        if clash:
-            raise Conflict(f"a bank named {updated.name!r} already exists: pick another name")
-    ctx.store.put_bank(updated)
+    if updated.name == bank.name:
+        ctx.store.put_bank(updated)
+    else:
+        claim_name(ctx, updated)
     return updated
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from memory import purge
 from memory.chunking import Chunks, chunk_many
 from memory.config import Mode, get_mode
 from memory.context import Context
@@ -25,6 +27,10 @@ MAX_CONTENT_BYTES = 256_000
 """Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
 MAX_KEY_LENGTH = 512
 MAX_TAG_LENGTH = 64
+MAX_SPEAKER_LENGTH = 200
+"""Longest speaker or role: they are labels, embedded and indexed with every chunk."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Control characters: labels (keys, speakers, roles, tags) are one line of text."""
 EMBED_BATCH = 256
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
@@ -56,6 +62,19 @@ def _check_text(label: str, value: str) -> int:
     return size
 
 
+def _check_label(label: str, value: str, limit: int) -> None:
+    """Check a one-line label: UTF-8, not blank, at most `limit` characters, no control
+    characters (a newline or tab in a key, speaker, role or tag breaks every listing)."""
+    _check_text(label, value)
+    if not value.strip() or len(value) > limit:
+        raise InvalidInput(f"{label} must be 1-{limit} characters, not blank, got {value[:80]!r}")
+    if _CONTROL.search(value):
+        raise InvalidInput(
+            f"{label} {value[:80]!r} holds a control character (newline, tab, ...): "
+            "make it one line of text"
+        )
+
+
 def _check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
     """Return `value` as the JSON text stored for it; InvalidInput when it is not plain JSON."""
     if not value:
@@ -77,9 +96,7 @@ def validate(bank: Bank, item: EntryIn) -> EntryIn:
 def _validated(bank: Bank, item: EntryIn) -> tuple[str, str]:
     """Check `item` as `validate` does; returns its metadata and attachments as JSON text."""
     size = _check_text("content", item.content)
-    _check_text("key", item.key)
-    if not item.key.strip() or len(item.key) > MAX_KEY_LENGTH:
-        raise InvalidInput(f"key must be 1-{MAX_KEY_LENGTH} characters, not blank")
+    _check_label("key", item.key, MAX_KEY_LENGTH)
     if not item.content.strip():
         raise InvalidInput("content is empty: write some text")
     if size > MAX_CONTENT_BYTES:
@@ -92,7 +109,7 @@ def _validated(bank: Bank, item: EntryIn) -> tuple[str, str]:
                 f"bank {bank.name!r} is a conversation bank: every entry needs a speaker "
                 "(--speaker NAME)"
             )
-        _check_text("speaker", item.speaker)
+        _check_label("speaker", item.speaker, MAX_SPEAKER_LENGTH)
         if item.memory_type is not None:
             raise InvalidInput("memory types belong to general banks; drop --memory-type")
     else:
@@ -108,15 +125,13 @@ def _validated(bank: Bank, item: EntryIn) -> tuple[str, str]:
                 f"unknown memory type {item.memory_type!r}: use one of {', '.join(MEMORY_TYPES)}"
             )
     if item.role is not None:
-        _check_text("role", item.role)
         if not item.role.strip():
             raise InvalidInput("role is blank: give a role (system, user, assistant, ...) or none")
+        _check_label("role", item.role, MAX_SPEAKER_LENGTH)
     metadata = _check_json("metadata", item.metadata)
     attachments = _check_json("attachments", item.attachments)
     for tag in item.tags:
-        _check_text("tag", tag)
-        if not tag.strip() or len(tag) > MAX_TAG_LENGTH:
-            raise InvalidInput(f"tags must be 1-{MAX_TAG_LENGTH} characters, got {tag!r}")
+        _check_label("tag", tag, MAX_TAG_LENGTH)
     return metadata, attachments
 
 
@@ -327,6 +342,7 @@ def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
 
 def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
     """Return one entry by id; NotFound if it does not exist in this bank."""
+    _check_text("entry id", entry_id)
     found = read(ctx, bank, filters.equals("entry_id", entry_id))
     if not found:
         raise NotFound(f"no entry {entry_id!r} in bank {bank.name!r}")
@@ -336,7 +352,9 @@ def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
 def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
     """Delete an entry: its text, vectors and attachments, and the old versions holding them."""
     entry = get_entry(ctx, bank, entry_id)
-    delete_ids(ctx, bank, [entry_id])
+    purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
+    if entry.kind == "summary":
+        purge.record_summary_count(ctx, bank)
     return entry
 
 

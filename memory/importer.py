@@ -101,7 +101,6 @@ def import_json(
             bank = banks.create(ctx, request.model_copy(update={"name": _pending_name(request)}))
             try:
                 count, summaries = _write_all(ctx, bank, reader.entries(), batch_size, progress)
-                _check_name_free(ctx, request.name)
             except BaseException:
                 banks.delete(ctx, bank.id)
                 raise
@@ -114,7 +113,11 @@ def import_json(
             "last_compaction_at": source.last_compaction_at,
         }
     )
-    banks.save(ctx, bank)
+    try:
+        banks.claim_name(ctx, bank)
+    except Conflict:
+        banks.delete(ctx, bank.id)
+        raise
     return ImportReport(bank=bank, source_bank=source.name, entries=count, summaries=summaries)
 
 

@@ -1,6 +1,7 @@
 """Locks: per partition (one compaction at a time), per bank (one delete-and-prune at a time),
-and per table a shared/exclusive pair (streaming reads hold it shared, dropping old
-versions holds it exclusive, so a long export never loses its files midway).
+per account (one bank-name claim at a time), and per table a shared/exclusive pair
+(streaming reads hold it shared, dropping old versions holds it exclusive, so a long export
+never loses its files midway).
 
 On a local LanceDB folder the lock is an `flock` on a file under `<uri>/_locks/`: it holds
 across processes and threads, and the kernel releases it when its holder dies (even by
@@ -77,6 +78,15 @@ def bank_lock(uri: str, bank_id: str, *, timeout: float | None) -> Iterator[bool
     """Hold the bank-wide lock that serialises deletes and prunes of one bank's table."""
     with _named_lock(uri, f"{bank_id}.bank", timeout) as held:
         yield held
+
+
+@contextmanager
+def names_lock(uri: str, account: str) -> Iterator[None]:
+    """Hold the account's bank-name lock: a name check and the registry write that claims the
+    name happen together, so two creates racing for one name make one bank."""
+    digest = hashlib.sha256(account.encode()).hexdigest()[:16]
+    with _named_lock(uri, f"names.{digest}", None):
+        yield
 
 
 def reading(uri: str, table: str) -> AbstractContextManager[None]:

@@ -11,11 +11,14 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from memory import banks
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import StorageError
 from memory.locks import bank_lock
 from memory.models import Bank
+from memory.store import filters
+from memory.sweeps import scoped
 
 ATTEMPTS = 4
 BACKOFF_SECONDS = 0.2
@@ -67,3 +70,12 @@ def prune(ctx: Context, bank: Bank) -> None:
     dims = get_mode(bank.mode).dims
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
         _retry(lambda: ctx.store.prune(bank.id, dims))
+
+
+def record_summary_count(ctx: Context, bank: Bank) -> None:
+    """Store the bank's summary count after a deletion removed summaries (retention, forget)."""
+    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
+    count = ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+    account_ctx = scoped(ctx, bank.account)
+    fresh = banks.get(account_ctx, bank.id)
+    banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))

@@ -15,12 +15,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from memory import banks, purge
+from memory import purge
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank
 from memory.store import filters
-from memory.sweeps import scoped
 
 Status = Literal["deleted", "nothing_expired", "indefinite"]
 
@@ -86,19 +85,10 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     summaries = ctx.store.count(bank.id, dims, summary_rows)
     purge.delete_for_good(ctx, bank, expired)
     if summaries:
-        _record_summary_count(ctx, bank)
+        purge.record_summary_count(ctx, bank)
     return result.model_copy(
         update={"status": "deleted", "deleted": count, "summaries_deleted": summaries}
     )
-
-
-def _record_summary_count(ctx: Context, bank: Bank) -> None:
-    """Store the bank's summary count after retention removed some summaries."""
-    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
-    count = ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
-    account_ctx = scoped(ctx, bank.account)
-    fresh = banks.get(account_ctx, bank.id)
-    banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))
 
 
 def apply_all(ctx: Context, selected: Iterable[Bank]) -> list[RetentionResult]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,39 @@ def test_bad_name_is_invalid(ctx: Context, name: str) -> None:
     with pytest.raises(InvalidInput, match="name"):
         _create(ctx, name)
     assert banks.list_banks(ctx) == []
+
+
+@pytest.mark.parametrize("name", ["a\nb", "tab\there", "0123456789abcdef0123456789abcdef"])
+def test_names_with_control_characters_or_shaped_like_ids_are_invalid(
+    ctx: Context, name: str
+) -> None:
+    with pytest.raises(InvalidInput, match="name"):
+        _create(ctx, name)
+    bank = _create(ctx, "fine")
+    with pytest.raises(InvalidInput, match="name"):
+        banks.update(ctx, bank.id, BankUpdate(name=name))
+    assert [b.name for b in banks.list_banks(ctx)] == ["fine"]
+
+
+def test_racing_creates_of_one_name_make_one_bank(ctx: Context) -> None:
+    start = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def create() -> None:
+        start.wait()
+        try:
+            _create(ctx, "race")
+            outcomes.append("created")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=create) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict", "conflict", "conflict", "created"]
+    assert [b.name for b in banks.list_banks(ctx)] == ["race"]
 
 
 @pytest.mark.parametrize("field", ["name", "description", "compaction_prompt"])

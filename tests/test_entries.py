@@ -172,6 +172,24 @@ def test_load_with_a_nul_key_is_invalid(ctx: Context, conv: Bank) -> None:
         entries.load(ctx, conv, "k\x00")
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        _said("k\nk", "x"),
+        _said("k", "x", speaker="a\tb"),
+        _said("k", "x", speaker="s" * (entries.MAX_SPEAKER_LENGTH + 1)),
+        _said("k", "x", role="r" * (entries.MAX_SPEAKER_LENGTH + 1)),
+        _said("k", "x", role="user\n"),
+        _said("k", "x", tags=["two\nlines"]),
+    ],
+    ids=["key-newline", "speaker-tab", "long-speaker", "long-role", "role-newline", "tag-newline"],
+)
+def test_labels_are_one_bounded_line(ctx: Context, conv: Bank, item: EntryIn) -> None:
+    with pytest.raises(InvalidInput, match=r"key|speaker|role|tag"):
+        entries.write(ctx, conv, [item])
+    assert _rows(ctx, conv) == 0
+
+
 @pytest.mark.parametrize("tag", ["", "  ", "t" * (entries.MAX_TAG_LENGTH + 1)])
 def test_bad_tag_is_invalid(ctx: Context, gen: Bank, tag: str) -> None:
     with pytest.raises(InvalidInput, match="tag"):
@@ -236,6 +254,17 @@ def test_get_entry_and_unknown_id(ctx: Context, conv: Bank) -> None:
         entries.get_entry(ctx, conv, "no-such-id")
     with pytest.raises(NotFound):
         entries.forget(ctx, conv, "no-such-id")
+    with pytest.raises(InvalidInput, match="entry id"):
+        entries.forget(ctx, conv, "abc\udcff")
+
+
+def test_forgetting_a_summary_updates_the_summary_count(ctx: Context, conv: Bank) -> None:
+    (summary,) = entries.write(
+        ctx, conv, [_said("k", "all of it", speaker="compaction-summary")], kind="summary"
+    )
+    banks.save(ctx, banks.get(ctx, conv.id).model_copy(update={"summary_count": 1}))
+    entries.forget(ctx, conv, summary.id)
+    assert banks.get(ctx, conv.id).summary_count == 0
 
 
 # chunking ---------------------------------------------------------------------------------
