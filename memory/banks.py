@@ -256,7 +256,10 @@ def get(ctx: Context, ref: str) -> Bank:
     if not rows:
         rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))
     if not rows:
-        raise NotFound(f"no bank {ref!r} in account {ctx.account!r}: see `membank bank list`")
+        raise NotFound(
+            f"no bank {ref!r} in account {ctx.account!r} at {ctx.store.uri}: "
+            "see `membank bank list`"
+        )
     return _load(ctx, rows[0])
 
 

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from memory.errors import StorageError
+
 LOCK_STRIPES = 1024
 POLL_SECONDS = 0.05
 
@@ -53,8 +55,14 @@ def _file_lock(
     uri: str, name: str, timeout: float | None, *, shared: bool = False
 ) -> Iterator[bool]:
     folder = Path(uri.removeprefix("file://")) / "_locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot use the storage folder {uri!r}: {exc.strerror or exc} "
+            "(check --data / MEMBANK_URI)"
+        ) from exc
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -13,7 +13,7 @@ import memory.store.lance as lance_store
 from memory import banks, entries, search
 from memory.config import get_mode
 from memory.context import Context
-from memory.errors import StorageError
+from memory.errors import NotFound, StorageError
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn, SearchQuery
 from memory.store import LanceStore, filters
 from memory.store.schema import ENTRY_COLUMNS
@@ -253,3 +253,28 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     assert not store_indices.remap_pending(table)
     assert ctx.store.version_count(gen.id, dims) == 1
     assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []
+
+
+def test_reads_of_a_missing_folder_find_nothing_and_create_nothing(
+    ctx: Context, tmp_path: Path
+) -> None:
+    missing = tmp_path / "typo"
+    other = Context(store=LanceStore(str(missing)), account="acme", clock=ctx.clock)
+    assert banks.list_banks(other) == []
+    with pytest.raises(NotFound, match="typo"):
+        banks.get(other, "notes")
+    assert not missing.exists()
+    banks.create(other, BankCreate(name="notes", type="general"))
+    assert [b.name for b in banks.list_banks(other)] == ["notes"]
+
+
+@pytest.mark.parametrize("uri", ["file", "weird://x"])
+def test_unusable_storage_is_a_storage_error(ctx: Context, tmp_path: Path, uri: str) -> None:
+    if uri == "file":
+        (tmp_path / "file").write_text("not a folder")
+        uri = str(tmp_path / "file")
+    other = Context(store=LanceStore(uri), account="acme", clock=ctx.clock)
+    with pytest.raises(StorageError, match="--data"):
+        banks.create(other, BankCreate(name="b", type="general"))
+    with pytest.raises(StorageError, match="--data"):
+        banks.list_banks(other)

@@ -8,6 +8,7 @@ versions, so deleted text and vectors do not survive in the files.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
@@ -74,16 +75,40 @@ class LanceStore:
 
     def __init__(self, uri: str, *, storage_options: dict[str, str] | None = None) -> None:
         self.uri = uri
-        self._db: Any = lancedb.connect(uri, storage_options=storage_options)
+        self._storage_options = storage_options
+        self._connection: Any = None
         self._tables: dict[str, Any] = {}
+
+    @property
+    def _db(self) -> Any:
+        """The LanceDB connection, opened on first use (a local folder is created then)."""
+        if self._connection is None:
+            try:
+                self._connection = lancedb.connect(self.uri, storage_options=self._storage_options)
+            except (OSError, RuntimeError, ValueError) as exc:
+                reason = " ".join(str(exc).split())
+                raise StorageError(
+                    f"cannot open storage {self.uri!r}: {reason} (check --data / MEMBANK_URI)"
+                ) from exc
+        return self._connection
+
+    def _absent(self) -> bool:
+        """Return True for a local store folder that does not exist (reads find nothing there
+        and leave no folder behind, so a mistyped path is not turned into an empty store)."""
+        local = self.uri.removeprefix("file://")
+        return "://" not in local and not os.path.exists(local)
 
     # registry -------------------------------------------------------------------------
 
-    def _registry(self) -> Any:
+    def _registry(self, *, create: bool = True) -> Any:
         if REGISTRY not in self._tables:
+            if not create and self._absent():
+                return None
             try:
                 table = self._db.open_table(REGISTRY)
             except ValueError:
+                if not create:
+                    return None
                 table = self._db.create_table(REGISTRY, schema=BANKS_SCHEMA, exist_ok=True)
             self._tables[REGISTRY] = table
         table = self._tables[REGISTRY]
@@ -115,12 +140,18 @@ class LanceStore:
     def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
         """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
         predicate = filters.conjoin(filters.equals("account", account), where)
-        table = _read(self._registry(), lambda t: t.to_lance().to_table(filter=predicate))
+        registry = self._registry(create=False)
+        if registry is None:
+            return []
+        table = _read(registry, lambda t: t.to_lance().to_table(filter=predicate))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
         """Return every registry row of every account (sweeps; never shown to a user)."""
-        table = _read(self._registry(), lambda t: t.to_lance().to_table(columns=["body"]))
+        registry = self._registry(create=False)
+        if registry is None:
+            return []
+        table = _read(registry, lambda t: t.to_lance().to_table(columns=["body"]))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def delete_bank_record(self, account: str, bank_id: str) -> None:
@@ -138,6 +169,8 @@ class LanceStore:
         name = entries_table_name(bank_id)
         table = self._tables.get(name)
         if table is None:
+            if not create and self._absent():
+                return None
             try:
                 table = self._db.open_table(name)
             except ValueError:
