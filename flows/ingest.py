@@ -53,6 +53,14 @@ def report_markdown(report: IngestReport) -> str:
         f"| **total ({t['files']} files)** | {t['rows']} | {t['stored']} | {t['duplicates']} "
         f"| {t['rejected']} | |"
     )
+    tally = report.compaction
+    if tally.partitions or tally.failed:
+        lines += [
+            "",
+            f"Inline compaction: {tally.partitions} partitions compacted, "
+            f"{tally.summarized} entries summarized, {tally.dropped} dropped without a summary "
+            f"(no compaction prompt), {tally.failed} failed (kept, retried later).",
+        ]
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ EMBED_BATCH = 256
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
 
-WriteHook = Callable[[Context, Bank, set[str]], None]
+WriteHook = Callable[[Context, Bank, set[str]], object]
 _after_write: list[WriteHook] = []
 
 

@@ -18,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from memory import entries
+from memory.compaction import CompactionResult, compact_after_write
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
@@ -63,12 +64,38 @@ class FileReport(BaseModel):
     """Where this file's rejected rows are (None when none were rejected)."""
 
 
+class CompactionTally(BaseModel):
+    """What inline compaction did to the bank while an ingest wrote to it."""
+
+    partitions: int = 0
+    """Partitions that went over a threshold and were compacted."""
+    summarized: int = 0
+    """Entries folded into compaction summaries (their information is kept)."""
+    dropped: int = 0
+    """Entries deleted without a summary (the bank has no compaction prompt)."""
+    failed: int = 0
+    """Partitions left over their thresholds because the summary failed (retried later)."""
+
+    def add(self, results: Sequence[CompactionResult]) -> None:
+        """Count the results of one batch's inline compaction."""
+        for result in results:
+            if result.status == "compacted":
+                self.partitions += 1
+                self.summarized += result.covered
+            elif result.status == "dropped":
+                self.partitions += 1
+                self.dropped += result.covered
+            elif result.status == "failed":
+                self.failed += 1
+
+
 class IngestReport(BaseModel):
-    """The outcome of an ingest: per-file and total counts."""
+    """The outcome of an ingest: per-file and total counts, and the inline compaction."""
 
     bank_id: str
     bank: str
     files: list[FileReport]
+    compaction: CompactionTally = Field(default_factory=CompactionTally)
 
     @property
     def rows(self) -> int:
@@ -131,8 +158,6 @@ def ingest(
     """
     if batch_size < 1:
         raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
-    import memory.compaction  # noqa: F401 - registers inline compaction for touched partitions
-
     files = discover(paths)
     target = Path(rejects) if rejects else None
     if target is not None:
@@ -161,7 +186,9 @@ def ingest(
         writer.flush()
         if progress and read:
             progress(read)
-    return IngestReport(bank_id=bank.id, bank=bank.name, files=reports)
+    return IngestReport(
+        bank_id=bank.id, bank=bank.name, files=reports, compaction=writer.compaction
+    )
 
 
 def to_entry(bank: Bank, row: SourceRow, *, now: datetime) -> EntryIn:
@@ -317,6 +344,7 @@ class _BatchWriter:
         self.size = size
         self.pending: list[tuple[int, EntryIn]] = []
         self.dims = get_mode(bank.mode).dims
+        self.compaction = CompactionTally()
 
     def add(self, file_index: int, item: EntryIn) -> bool:
         """Queue an entry; returns True when this flushed a batch."""
@@ -341,7 +369,9 @@ class _BatchWriter:
             known.add(item.id or "")
             report.stored += 1
             fresh.append(item)
-        entries.write(self.ctx, self.bank, fresh)
+        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False)
+        touched = {entry.key for entry in written}
+        self.compaction.add(compact_after_write(self.ctx, self.bank, touched))
 
 
 def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:
@@ -374,3 +404,11 @@ def iter_report_lines(report: IngestReport) -> Iterator[str]:
         f"total: {t['rows']} rows in {t['files']} files: {t['stored']} stored, "
         f"{t['duplicates']} already present, {t['rejected']} rejected"
     )
+    tally = report.compaction
+    if tally.partitions or tally.failed:
+        dropped = f", {tally.dropped} dropped (no compaction prompt)" if tally.dropped else ""
+        failed = f", {tally.failed} failed (kept, retried later)" if tally.failed else ""
+        yield (
+            f"inline compaction: {tally.partitions} partitions compacted: "
+            f"{tally.summarized} entries summarized{dropped}{failed}"
+        )

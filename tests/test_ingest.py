@@ -17,7 +17,7 @@ from memory import banks, entries
 from memory.cli import main
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.ingest import ingest, stable_id
+from memory.ingest import ingest, iter_report_lines, stable_id
 from memory.models import Bank, BankCreate, EntryIn
 from memory.testing import ScriptedCompleter
 
@@ -304,6 +304,34 @@ def test_reingest_skips_entries_folded_into_a_summary(ctx: Context, tmp_path: Pa
 
     assert again.stored == 0
     assert sorted(e.id for e in entries.read(ctx, bank)) == sorted(e.id for e in after_first)
+
+
+@pytest.mark.parametrize("prompt", ["Keep the facts.", None], ids=["summary", "no-prompt"])
+def test_report_says_what_inline_compaction_did(
+    ctx: Context, tmp_path: Path, prompt: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    completer = ScriptedCompleter()
+    completer.enqueue("The facts so far are all true.")
+    ctx.completer = lambda: completer
+    bank = banks.create(
+        ctx,
+        BankCreate(name="tally", type="conversation", max_turns=8, compaction_prompt=prompt),
+    )
+    source = tmp_path / "thread.jsonl"
+    rows = [{"key": "t", "speaker": "ann", "content": f"fact {i} holds"} for i in range(20)]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    report = ingest(ctx, bank, [source])
+    left = [e for e in entries.read(ctx, bank) if e.kind == "entry"]
+    gone = 20 - len(left)
+    tally = report.compaction
+    assert report.stored == 20 and gone > 0 and tally.partitions == 1
+    assert (tally.summarized, tally.dropped) == ((gone, 0) if prompt else (0, gone))
+    lines = list(iter_report_lines(report))
+    assert lines[-1].startswith("inline compaction: 1 partitions compacted")
+    assert ("dropped (no compaction prompt)" in lines[-1]) == (prompt is None)
+    from flows.ingest import report_markdown
+
+    assert f"{tally.dropped} dropped without a summary" in report_markdown(report)
 
 
 def test_reingest_after_repeated_compaction_revives_nothing(ctx: Context, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from memory.compaction.apply import compact_partition
+from memory.compaction.apply import CompactionResult, compact_partition
 from memory.compaction.scan import partition_size
 from memory.context import Context
 from memory.models import Bank
@@ -12,18 +12,21 @@ from memory.models import Bank
 log = logging.getLogger("membank.compaction")
 
 
-def compact_after_write(ctx: Context, bank: Bank, keys: set[str]) -> None:
-    """Compact each touched partition over a threshold (the `entries.on_write` hook).
+def compact_after_write(ctx: Context, bank: Bank, keys: set[str]) -> list[CompactionResult]:
+    """Compact each touched partition over a threshold (the `entries.on_write` hook); returns
+    what was done to each partition that was over.
 
     The write has already succeeded: a failed summary is logged and left to the next write
     or sweep, and a partition another compaction holds is skipped.
     """
+    results: list[CompactionResult] = []
     if not bank.has_trigger():
-        return
+        return results
     for key in sorted(keys):
         if not partition_size(ctx, bank, key).reasons:
             continue
         result = compact_partition(ctx, bank, key, wait=0)
+        results.append(result)
         if result.status == "failed":
             log.warning(
                 "compaction of %s/%s failed, entries kept for the next try: %s",
@@ -31,3 +34,4 @@ def compact_after_write(ctx: Context, bank: Bank, keys: set[str]) -> None:
                 key,
                 result.error,
             )
+    return results
