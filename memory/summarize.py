@@ -363,10 +363,12 @@ def _render(units: Sequence[_Unit]) -> str:
 
 
 def _truncated(unit: _Unit, budget: int) -> str:
-    """Return the label and the leading words of unit that fit in budget tokens."""
+    """Return the label and the leading words of unit that fit in budget tokens, ending in
+    "…" when words were cut (the reader sees the clause is incomplete)."""
     words = unit.text.split()
+    whole = len(words)
     while words:
-        line = " ".join(words)
+        line = " ".join(words) + ("" if len(words) == whole else " …")
         text = f"{LABEL}\n{unit.speaker}: {line}" if unit.speaker else f"{LABEL}\n{line}"
         if count_tokens(text) <= budget:
             return text

@@ -164,6 +164,14 @@ def test_long_single_entry_is_truncated_not_dropped() -> None:
     assert summary.startswith(f"{LABEL}\nBob: Item")
 
 
+def test_a_clause_cut_to_fit_ends_in_an_ellipsis() -> None:
+    line = "Bob: " + " and ".join(f"item{n} costs {n} dollars" for n in range(50))
+    summary = extractive_summary([line], 20)
+    assert count_tokens(summary) <= 20
+    assert summary.startswith(f"{LABEL}\nBob: item0 costs 0 dollars and")
+    assert summary.endswith(" …")
+
+
 def test_only_small_talk_is_kept_rather_than_lost() -> None:
     summary = extractive_summary(["Alice: Hi!", "Bob: Thanks!"], 50)
     assert summary != LABEL
