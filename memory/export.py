@@ -67,6 +67,14 @@ class ExportFilters(BaseModel):
     until: datetime | None = None
     """Entries created before this time (exclusive)."""
 
+    def check(self) -> None:
+        """Raise InvalidInput when the time frame is empty (since not before until)."""
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise InvalidInput(
+                f"--since ({self.since:%Y-%m-%d %H:%M}) must be before --until "
+                f"({self.until:%Y-%m-%d %H:%M}): the time frame is empty"
+            )
+
     def predicate(self) -> str | None:
         """Return the escaped storage filter for these conditions (None = everything)."""
         return filters.entry_filter(
@@ -123,9 +131,14 @@ def export(
         batch_size: entries read per batch (bounds memory).
 
     Raises:
-        InvalidInput: options that do not fit the format, or an --out that is unsafe to replace.
+        InvalidInput: options that do not fit the format, an empty time frame, or an `out`
+            that cannot be written (a file where a folder is needed, no permission) or is
+            unsafe to replace.
+        StorageError: writing failed midway (disk full, file too large); the previous file
+            at `out` is kept.
     """
     flt = flt or ExportFilters()
+    flt.check()
     path = Path(out)
     if fmt == "json":
         if with_vectors or partition_by:
@@ -168,7 +181,9 @@ def export(
 
 def count_entries(ctx: Context, bank: Bank, flt: ExportFilters | None = None) -> int:
     """Return how many entries match the filters."""
-    where = filters.conjoin("chunk_index = 0", (flt or ExportFilters()).predicate())
+    flt = flt or ExportFilters()
+    flt.check()
+    where = filters.conjoin("chunk_index = 0", flt.predicate())
     return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
 
 
@@ -186,6 +201,7 @@ def estimate(
     per-entry field names, Parquet is given uncompressed (the file is usually smaller).
     """
     flt = flt or ExportFilters()
+    flt.check()
     dims = get_mode(bank.mode).dims
     columns = [*_STRING_COLUMNS, *_TEXT_COLUMNS, *_LIST_COLUMNS, "chunk_count"]
     entries = text = items = chunks = 0

@@ -91,20 +91,34 @@ def time_frame(
     """Return (since, until) from `--days N` or `--since/--until` (default: last 30 days).
 
     Raises:
-        InvalidInput: days combined with since/until, days < 1, or since not before until.
+        InvalidInput: days combined with since/until, days < 1, days reaching back before
+            year 1, or since not before until.
     """
     if days is not None and (since is not None or until is not None):
         raise InvalidInput("use either --days N or --since/--until, not both")
     if days is not None and days < 1:
         raise InvalidInput(f"--days must be at least 1, got {days}")
     if since is None and until is None:
-        return now - timedelta(days=days or DEFAULT_DAYS), None
+        start = _days_before(now, days or DEFAULT_DAYS)
+        if start is None:
+            raise InvalidInput(
+                f"--days {days} reaches back before year 1: use a smaller number (or --since DATE)"
+            )
+        return start, None
     if since is None:
         assert until is not None
-        since = until - timedelta(days=DEFAULT_DAYS)
+        since = _days_before(until, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
     if until is not None and since >= until:
         raise InvalidInput(f"--since ({since:%Y-%m-%d %H:%M}) must be before --until")
     return since, until
+
+
+def _days_before(moment: datetime, days: int) -> datetime | None:
+    """Return `moment` minus `days` days, or None when that is before the first datetime."""
+    try:
+        return moment - timedelta(days=days)
+    except OverflowError:
+        return None
 
 
 def compute(
@@ -118,7 +132,7 @@ def compute(
     """Return the bank's statistics over [since, until) (default: the last 30 days)."""
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
-        since = (until or now) - timedelta(days=DEFAULT_DAYS)
+        since = _days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
     dims = get_mode(bank.mode).dims
     in_frame = filters.entry_filter(since=since, until=until)
     table = ctx.store.scan(

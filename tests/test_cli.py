@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -26,9 +27,11 @@ import pytest
 
 from memory import banks, entries
 from memory.cli import main
+from memory.cli.args import parse_time
 from memory.config import modes, templates
 from memory.context import Context, open_context
-from memory.models import BankCreate
+from memory.errors import InvalidInput
+from memory.models import BankCreate, BankUpdate, EntryIn
 
 _SCRIPT = shutil.which("membank", path=str(Path(sys.executable).parent))
 MEMBANK = [_SCRIPT] if _SCRIPT else [sys.executable, "-c", "from memory.cli import run; run()"]
@@ -308,3 +311,156 @@ def test_entry_commands(tmp_path: Path) -> None:
     assert not ctx.store.has_entries_table(chat.id)
     assert banks.get(ctx, "chat").retention_days == 90  # the config stays
     assert here(data, "load", "chat", "--key", "t1", "--json").json() == []
+
+
+def test_time_values_out_of_range_are_bad_input(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    early, late = "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-01:00"
+    here(data, "search", "chat", "q", "--since", early).failed(2, "--since", "out of range")
+    here(data, "search", "chat", "q", "--until", late).failed(2, "--until", "out of range")
+    here(data, "stats", "chat", "--since", early).failed(2, "--since", "out of range")
+    out = str(tmp_path / "x.json")
+    here(data, "export", "chat", "--format", "json", "--out", out, "--until", late).failed(
+        2, "--until", "out of range"
+    )
+    assert not data.exists() and not (tmp_path / "x.json").exists()  # nothing written
+
+
+def test_parse_time_until_a_date_means_the_end_of_that_day() -> None:
+    day_end = datetime(2026, 11, 30, tzinfo=UTC)
+    assert parse_time("2026-11-29", "--until", whole_day=True) == day_end
+    assert parse_time("2026-11-29", "--since") == day_end - timedelta(days=1)
+    assert parse_time("2026-11-29T10:00", "--until", whole_day=True) == datetime(
+        2026, 11, 29, 10, tzinfo=UTC
+    )
+    assert parse_time("9999-12-31", "--until", whole_day=True) == datetime.max.replace(tzinfo=UTC)
+    with pytest.raises(InvalidInput, match="out of range"):
+        parse_time("0001-01-01T00:00:00+05:00", "--since")
+
+
+def test_number_errors_state_the_real_rule(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    create = ("bank", "create", "--name", "x2", "--type", "general")
+    for value in ("-3", "0"):
+        run = here(data, *create, "--retention-days", value)
+        run.failed(2, "--retention-days", "1 or more", "--retention-indefinite")
+        assert "0 disables" not in run.err
+    for args in (
+        ("search", "chat", "food", "-k", "-1"),
+        ("search", "chat", "food", "-k", "0"),
+        ("stats", "chat", "--days", "-5"),
+        ("stats", "chat", "--days", "0"),
+        ("stats", "chat", "--top", "-1"),
+        ("stats", "chat", "--top", "0"),
+    ):
+        run = here(data, *args)
+        run.failed(2, args[-2], "use 1 or more")
+        assert "0 or more" not in run.err and "0 disables" not in run.err
+    here(data, *create, "--max-turns", "-1").failed(2, "--max-turns", "0 or more (0 disables)")
+    assert not data.exists()
+
+
+def test_date_only_until_includes_that_whole_day(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    ctx = _local(data)
+    notes = banks.create(ctx, BankCreate(name="notes", type="general"))
+    times = {
+        "before": datetime(2026, 11, 28, 23, 59, tzinfo=UTC),
+        "during": datetime(2026, 11, 29, 10, 0, tzinfo=UTC),
+        "after": datetime(2026, 11, 30, 0, 0, tzinfo=UTC),
+    }
+    written = entries.write(
+        ctx,
+        notes,
+        [EntryIn(key="k", content=f"vegetarian {n}", created_at=t) for n, t in times.items()],
+    )
+    ids = {e.content.split()[1]: e.id for e in written}
+
+    def found(*window: str) -> set[str]:
+        hits = here(data, "search", "notes", "vegetarian", *window, "--json").json()
+        return {name for name, i in ids.items() if i in {h["entry"]["id"] for h in hits}}
+
+    assert found("--until", "2026-11-29") == {"before", "during"}
+    assert found("--since", "2026-11-29", "--until", "2026-11-29") == {"during"}
+    assert found("--until", "2026-11-29T10:00") == {"before"}  # a date-time stays exclusive
+    assert found("--until", "2026-11-29T10:00:00+00:00") == {"before"}
+    day = ("--since", "2026-11-29", "--until", "2026-11-29")
+    stats = here(data, "stats", "notes", *day, "--json").json()
+    assert stats["total_entries"] == 1
+    out = tmp_path / "day.json"
+    run = here(data, "export", "notes", "--format", "json", "--out", str(out), *day, "--json")
+    assert run.json()["entries"] == 1
+    reversed_range = ("--since", "2026-11-30", "--until", "2026-11-29")
+    for args in (
+        ("search", "notes", "vegetarian", *reversed_range),
+        ("stats", "notes", *reversed_range),
+        ("export", "notes", "--format", "json", "--out", str(tmp_path / "r.json"), *reversed_range),
+    ):
+        here(data, *args).failed(2, "--since", "--until", "empty")
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_help_says_what_the_readme_promises(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    write = here(data, "write", "--help")
+    assert write.code == 0 and "stdin" in write.out.split("TEXT", 2)[-1]
+    search = " ".join(here(data, "search", "--help").out.split())
+    assert "QUERY what to look for; `-` reads it from stdin" in search
+    assert "1-1000 (default 10)" in search and "(AND)" in search
+    assert "includes that whole day" in search
+    for command in ("stats", "export"):
+        assert "includes that whole day" in " ".join(here(data, command, "--help").out.split())
+
+
+def test_compact_says_why_nothing_was_compacted_and_keeps_the_table_short(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "db"
+    ctx = _local(data)
+    plain = banks.create(ctx, BankCreate(name="plain", type="general"))
+    chat = banks.create(
+        ctx, BankCreate(name="chat", type="conversation", compaction_prompt="Keep facts.")
+    )
+    long_turn = " ".join(f"fact{i} is number {i}." for i in range(40))
+    for bank in (plain, chat):
+        entries.write(
+            ctx,
+            bank,
+            [
+                EntryIn(
+                    key=f"p{p}",
+                    speaker="ann" if bank.type == "conversation" else None,
+                    content=f"{long_turn} turn {t} of p{p}",
+                )
+                for p in range(3)
+                for t in range(3)
+            ],
+        )
+    never = here(data, "compact", "plain")
+    assert never.code == 0
+    assert never.out.strip() == "plain: the bank has no max_tokens/max_turns: it never compacts" + (
+        " (set one with `membank bank update`)"
+    )
+    assert "no max_tokens/max_turns" in here(data, "compact", "plain", "--key", "p1").out
+    empty = here(data, "compact", "chat", "--key", "nokey")
+    assert (empty.code, empty.out.strip()) == (
+        0,
+        "chat: no entries under key 'nokey': nothing to compact",
+    )
+    assert here(data, "load", "chat", "--key", "nokey").code == 0  # the same code as `load`
+    assert (
+        here(data, "compact", "chat", "--key", "nokey", "--json").json()[0]["entries_before"] == 0
+    )
+    assert "no partition is over" not in here(data, "compact", "chat").out
+
+    banks.update(ctx, "chat", BankUpdate(max_turns=2))
+    done = here(data, "compact", "chat")
+    assert done.code == 0
+    lines = done.out.splitlines()
+    summary_rows = [line for line in lines if line.startswith(("p0 ", "p1 ", "p2 "))]
+    assert len(summary_rows) == 6  # three in the result table, three one-line summaries
+    assert all(len(line) < 160 for line in lines), done.out
+    assert "under_threshold" not in done.out
+    loaded = here(data, "load", "chat", "--key", "p0", "--json").json()
+    summary = next(e["content"] for e in loaded if e["kind"] == "summary")
+    assert len(summary) > 160 and summary not in done.out  # only one line of each is shown

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ from memory.cli import main
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
-from memory.errors import Conflict, InvalidInput
+from memory.errors import Conflict, InvalidInput, StorageError
 from memory.export import ExportFilters, estimate, export
 from memory.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
@@ -469,3 +473,141 @@ def test_import_carries_a_marked_name_until_it_completes(
     assert report.bank.name == "copy"
     assert sorted(b.name for b in banks.list_banks(ctx)) == ["copy", "support"]
     assert banks.get(ctx, "copy").summary_count == report.summaries == 1
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("fmt", "partition_by"), [("json", None), ("parquet", None), ("parquet", "key")]
+)
+def test_unusable_out_paths_are_bad_input(
+    ctx: Context, bank: Bank, tmp_path: Path, fmt: str, partition_by: str | None
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile / "x.out", afile / "sub" / "x.out"):
+        with pytest.raises(InvalidInput, match="afile is a file, not a folder"):
+            export(ctx, bank, fmt, out, partition_by=partition_by)  # type: ignore[arg-type]
+    assert afile.read_text() == "x" and not [p for p in tmp_path.iterdir() if p.name[0] == "."]
+    if Path("/proc/self").is_dir():  # a folder where nobody, not even root, creates files
+        with pytest.raises(InvalidInput, match=r"cannot create a (file|folder) in /proc"):
+            export(ctx, bank, fmt, "/proc/x.out", partition_by=partition_by)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "target", "partition_by", "patched"),
+    [
+        ("json", "bank.json", None, "entry_record"),
+        ("parquet", "bank.parquet", None, "to_export_batch"),
+        ("parquet", "dataset", "key", "to_export_batch"),
+    ],
+)
+def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    target: str,
+    partition_by: str | None,
+    patched: str,
+) -> None:
+    folder = tmp_path / "exports"
+    out = folder / target
+    export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+    before = _files(folder)
+    snapshot = out.read_bytes() if out.is_file() else None
+    real = getattr(export_module, patched)
+    calls = iter(range(10**9))
+
+    def disk_full(*args: Any, **kwargs: Any) -> Any:
+        if next(calls) >= 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(export_module, patched, disk_full)
+    with pytest.raises(StorageError, match="No space left on device"):
+        export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+    assert _files(folder) == before
+    if snapshot is not None:
+        assert out.read_bytes() == snapshot
+
+
+def test_cli_export_file_too_large_is_exit_1(ctx: Context, bank: Bank, tmp_path: Path) -> None:
+    """`(ulimit -f 2; membank export ...)`: a real process whose writes stop at 2 kB."""
+    out = tmp_path / "lim.json"
+    out.write_text("previous")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMBANK_")}
+    env.update(MEMBANK_ACCOUNT=ctx.account, MEMBANK_BLOCK_MODEL_REQUESTS="1")
+    limited = (
+        "import resource; resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048)); "
+        "from memory.cli import run; run()"
+    )
+    done = subprocess.run(
+        [
+            *(sys.executable, "-c", limited),
+            *("export", "support", "--format", "json", "--out", str(out)),
+            *("--data", str(ctx.store.uri)),
+        ],
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, err
+    assert err.startswith("membank: failed: ") and err.count("\n") == 1, err
+    assert "File too large" in err and "Traceback" not in err
+    assert out.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".lim.json")] == []
+
+
+def test_cli_export_rejects_empty_frames_and_stdout(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "x.json"
+    base = ["export", "support", "--format", "json", "--out", str(out)]
+    for frame in (
+        ["--since", "2026-11-21", "--until", "2026-11-20"],
+        ["--since", "2026-11-21T00:00", "--until", "2026-11-21T00:00"],
+    ):
+        assert main([*base, *frame]) == 2
+        assert "the time frame is empty" in capsys.readouterr().err
+        assert main([*base, *frame, "--estimate"]) == 2
+    assert not out.exists()
+    until = datetime(2026, 11, 20, tzinfo=UTC)
+    empty = ExportFilters(since=until, until=until)
+    with pytest.raises(InvalidInput, match="empty"):
+        export(ctx, bank, "json", out, empty)
+    with pytest.raises(InvalidInput, match="empty"):
+        estimate(ctx, bank, "json", empty)
+    assert main(["export", "support", "--format", "json", "--out", "-"]) == 2
+    assert "stdout" in capsys.readouterr().err
+    assert list(tmp_path.glob("-")) == []
+
+
+def test_cli_until_a_date_exports_that_whole_day(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    out = tmp_path / "until.json"
+    # the clock is 2026-11-01 12:00; entries 5, 3, 2 and 1 days old (10-31 12:00 the newest)
+    base = ["export", "support", "--format", "json", "--out", str(out)]
+    assert main([*base, "--until", "2026-10-31"]) == 0
+    assert len(exported_entries(out)) == 4
+    assert main([*base, "--until", "2026-10-31T00:00"]) == 0
+    assert len(exported_entries(out)) == 3
+    capsys.readouterr()

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from memory.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memory.context import Context
+
+SINCE_HELP = "created at or after: YYYY-MM-DD or an ISO date-time (UTC unless it has an offset)"
+UNTIL_HELP = (
+    "created before: an ISO date-time is exclusive; a date YYYY-MM-DD includes that whole day"
+)
 
 
 def context(args: argparse.Namespace) -> Context:
@@ -20,17 +25,59 @@ def context(args: argparse.Namespace) -> Context:
     return open_context(getattr(args, "data", None))
 
 
-def parse_time(value: str | None, flag: str) -> datetime | None:
-    """Return an ISO date or datetime as aware UTC; InvalidInput names the flag otherwise."""
+def parse_time(value: str | None, flag: str, *, whole_day: bool = False) -> datetime | None:
+    """Return an ISO date or datetime as aware UTC; InvalidInput names the flag otherwise.
+
+    Args:
+        value: `YYYY-MM-DD` (midnight UTC) or an ISO date-time (UTC unless it has an offset).
+        flag: the option's name, for the error message.
+        whole_day: a date-only value means the end of that day: the next midnight, for an
+            exclusive `--until` that still includes the whole day it names.
+
+    Raises:
+        InvalidInput: not an ISO date or date-time, or out of the supported range.
+    """
     if value is None:
         return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        day = None
+    if day is not None:
+        start = datetime.combine(day, time(), UTC)
+        if not whole_day:
+            return start
+        if day == date.max:  # the end of 9999-12-31 is past the last representable time
+            return datetime.max.replace(tzinfo=UTC)
+        return start + timedelta(days=1)
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInput(
             f"{flag} {value!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+00:00]"
         ) from exc
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    try:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidInput(
+            f"{flag} {value!r} is out of range in UTC: use a date between 0001-01-02 and 9999-12-30"
+        ) from exc
+
+
+def time_range(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """Return --since and --until parsed (a date-only --until ends with its day).
+
+    Raises:
+        InvalidInput: either is not a date, or --since is not before --until.
+    """
+    start = parse_time(since, "--since")
+    end = parse_time(until, "--until", whole_day=True)
+    if start is not None and end is not None and start >= end:
+        raise InvalidInput(
+            f"--since {since} is not before --until {until}: the time frame is empty "
+            "(--until is exclusive for a date-time and includes the whole day for a date)"
+        )
+    return start, end
 
 
 def text_arg(value: str) -> str:
@@ -50,12 +97,16 @@ def text_arg(value: str) -> str:
     return value
 
 
-def non_negative(value: str) -> int:
-    """Return an int >= 0 (argparse type); a clear error otherwise."""
+def _whole_number(value: str) -> int:
     try:
-        number = int(value)
+        return int(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from exc
+
+
+def non_negative(value: str) -> int:
+    """Return an int >= 0 (argparse type, for limits where 0 disables); a clear error otherwise."""
+    number = _whole_number(value)
     if number < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative: use 0 or more (0 disables)")
     return number
@@ -63,7 +114,18 @@ def non_negative(value: str) -> int:
 
 def positive(value: str) -> int:
     """Return an int >= 1 (argparse type); a clear error otherwise."""
-    number = non_negative(value)
+    number = _whole_number(value)
     if number < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: use 1 or more")
+    return number
+
+
+def retention_days(value: str) -> int:
+    """Return a retention in days, >= 1 (argparse type); a clear error otherwise."""
+    number = _whole_number(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value} is not allowed: use 1 or more days, or --retention-indefinite to keep "
+            "entries forever"
+        )
     return number

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory.cli.args import context, non_negative, positive
+from memory.cli.args import context, non_negative, retention_days
 from memory.cli.output import emit_json, say, table
 
 
@@ -55,8 +55,12 @@ def _settings_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=non_negative, help="0 disables")
     parser.add_argument("--max-turns", type=non_negative, help="0 disables")
     retention = parser.add_mutually_exclusive_group()
-    retention.add_argument("--retention-days", type=positive, help="7, 30, 90, 365 or any days")
-    retention.add_argument("--retention-indefinite", action="store_true")
+    retention.add_argument(
+        "--retention-days", type=retention_days, help="7, 30, 90, 365 or any days (1 or more)"
+    )
+    retention.add_argument(
+        "--retention-indefinite", action="store_true", help="keep entries until deleted"
+    )
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

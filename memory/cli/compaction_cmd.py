@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.cli.args import context, positive
 from memory.cli.output import emit_json, say, table
+
+if TYPE_CHECKING:
+    from memory.compaction import CompactionResult
+    from memory.models import Bank
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -48,22 +52,55 @@ def _compact(args: argparse.Namespace) -> int:
     bank = banks.get(ctx, args.bank)
     results = compact_bank(ctx, bank, args.key)
     failed = [r for r in results if r.status == "failed"]
+    idle = _nothing_done(bank, args.key, results)
     if args.json:
         emit_json(results)
-    elif not results:
-        say(f"{bank.name}: no partition is over its thresholds")
+    elif idle is not None:
+        say(idle)
     else:
         rows = [
             (r.key, r.status, "; ".join(r.reasons), r.covered, r.kept, r.recovered, r.error or "")
             for r in results
         ]
         say(table(rows, ["key", "status", "over", "covered", "kept", "recovered", "error"]))
-        for r in results:
-            if r.summary is not None:
-                say(f"\nsummary of {r.key!r} ({r.summarizer}):\n{r.summary}")
+        _say_summaries(bank.name, [r for r in results if r.summary is not None])
     for r in failed:
         sys.stderr.write(f"membank: compaction of {r.key!r} failed, entries kept: {r.error}\n")
     return 1 if failed else 0
+
+
+def _nothing_done(bank: Bank, key: str | None, results: list[CompactionResult]) -> str | None:
+    """Return why nothing was compacted, or None when some partition was worked on."""
+    if any(r.status != "under_threshold" or r.recovered for r in results):
+        return None
+    if key is not None and not any(r.entries_before for r in results):
+        return f"{bank.name}: no entries under key {key!r}: nothing to compact"
+    if not bank.max_tokens and not bank.max_turns:
+        return (
+            f"{bank.name}: the bank has no max_tokens/max_turns: it never compacts "
+            "(set one with `membank bank update`)"
+        )
+    if not results:
+        return f"{bank.name}: no partition is over its thresholds"
+    return None
+
+
+def _say_summaries(bank_name: str, done: list[CompactionResult]) -> None:
+    """Print one summary in full, or the first line of each when there are several."""
+    if len(done) == 1:
+        (r,) = done
+        say(f"\nsummary of {r.key!r} ({r.summarizer}):\n{r.summary}")
+        return
+    if not done:
+        return
+    say(f"\nsummaries ({done[0].summarizer}; full text: membank load {bank_name} --key K):")
+    rows = [(r.key, _one_line(r.summary or "")) for r in done]
+    say(table(rows, ["key", "summary"]))
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _retention(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.cli.args import context, parse_time, positive
+from memory.cli.args import SINCE_HELP, UNTIL_HELP, context, positive, time_range
 from memory.cli.output import emit_json, say
 
 EXIT_REJECTED = 4
@@ -38,12 +38,20 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     export = commands.add_parser("export", parents=[common], help="export a bank (JSON, Parquet)")
     export.add_argument("bank", metavar="BANK")
     export.add_argument("--format", choices=["json", "parquet"], required=True)
-    export.add_argument("--out", metavar="PATH", help="file (or folder with --partition-by)")
-    export.add_argument("--key")
-    export.add_argument("--since", help="created at or after (ISO date/time, UTC)")
-    export.add_argument("--until", help="created before (exclusive)")
-    export.add_argument("--speaker")
-    export.add_argument("--tag", action="append", default=[], dest="tags")
+    export.add_argument(
+        "--out", metavar="PATH", help="file (or folder with --partition-by); not stdout"
+    )
+    export.add_argument("--key", help="only this partition")
+    export.add_argument("--since", help=SINCE_HELP)
+    export.add_argument("--until", help=UNTIL_HELP)
+    export.add_argument("--speaker", help="only this speaker's entries")
+    export.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        dest="tags",
+        help="only entries with this tag; repeated tags must all match (AND)",
+    )
     export.add_argument("--estimate", action="store_true", help="count and size, write nothing")
     export.add_argument("--with-vectors", action="store_true", help="Parquet: chunk vectors")
     export.add_argument("--partition-by", choices=["date", "key"], help="Parquet: a folder")
@@ -58,10 +66,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     stats = commands.add_parser("stats", parents=[common], help="a bank's entry statistics")
     stats.add_argument("bank", metavar="BANK")
-    stats.add_argument("--days", type=positive, help="the last N days (default 30)")
-    stats.add_argument("--since", help="start of the time frame (ISO date/time, UTC)")
-    stats.add_argument("--until", help="end of the time frame (exclusive)")
-    stats.add_argument("--top", type=positive, default=10, help="rows per breakdown table")
+    stats.add_argument("--days", type=positive, help="the last N days, 1 or more (default 30)")
+    stats.add_argument("--since", help=SINCE_HELP)
+    stats.add_argument("--until", help=UNTIL_HELP)
+    stats.add_argument(
+        "--top", type=positive, default=10, help="rows per breakdown table, 1 or more (default 10)"
+    )
     stats.set_defaults(handler=_stats)
 
 
@@ -109,13 +119,16 @@ def _export(args: argparse.Namespace) -> int:
     from memory.errors import InvalidInput
     from memory.export import ExportFilters, count_entries, estimate, export
 
+    since, until = time_range(args.since, args.until)
     flt = ExportFilters(
-        key=args.key,
-        speaker=args.speaker,
-        tags=args.tags,
-        since=parse_time(args.since, "--since"),
-        until=parse_time(args.until, "--until"),
+        key=args.key, speaker=args.speaker, tags=args.tags, since=since, until=until
     )
+    if not args.estimate and not args.out:
+        raise InvalidInput("--out PATH is required (or use --estimate to only count)")
+    if not args.estimate and args.out == "-":
+        raise InvalidInput(
+            "--out - (stdout) is not supported: give a file path, e.g. --out bank.json"
+        )
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
     if args.estimate:
@@ -125,8 +138,6 @@ def _export(args: argparse.Namespace) -> int:
         else:
             say(f"{guess.entries:,} entries, about {_human(guess.bytes)} ({guess.note})")
         return 0
-    if not args.out:
-        raise InvalidInput("--out PATH is required (or use --estimate to only count)")
     with progress_bar(count_entries(ctx, bank, flt), " entries") as progress:
         result = export(
             ctx,
@@ -164,14 +175,10 @@ def _import(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from memory import banks, stats
 
+    since, until = time_range(args.since, args.until)
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
-    since, until = stats.time_frame(
-        ctx.clock.now(),
-        days=args.days,
-        since=parse_time(args.since, "--since"),
-        until=parse_time(args.until, "--until"),
-    )
+    since, until = stats.time_frame(ctx.clock.now(), days=args.days, since=since, until=until)
     result = stats.compute(ctx, bank, since=since, until=until, top=args.top)
     if args.json:
         emit_json(result)

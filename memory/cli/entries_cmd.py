@@ -5,32 +5,52 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory.cli.args import context, parse_time, positive, text_arg
+from memory.cli.args import SINCE_HELP, UNTIL_HELP, context, positive, text_arg, time_range
 from memory.cli.output import emit_json, say, table
+from memory.models import MEMORY_TYPES
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the entry commands."""
     write = commands.add_parser("write", parents=[common], help="write one entry ('-' = stdin)")
     write.add_argument("bank", metavar="BANK")
-    write.add_argument("text", metavar="TEXT")
-    write.add_argument("--key", required=True)
-    write.add_argument("--speaker")
-    write.add_argument("--role")
-    write.add_argument("--tag", action="append", default=[], dest="tags")
-    write.add_argument("--memory-type")
+    write.add_argument(
+        "text",
+        metavar="TEXT",
+        help="the entry's text; `-` reads it from stdin (UTF-8, up to 256 kB)",
+    )
+    write.add_argument("--key", required=True, help="the partition: a conversation or user id")
+    write.add_argument("--speaker", help="who said it (required in a conversation bank)")
+    write.add_argument("--role", help="e.g. user or assistant")
+    write.add_argument(
+        "--tag", action="append", default=[], dest="tags", help="a tag; repeat for more"
+    )
+    write.add_argument("--memory-type", help="general banks only: " + ", ".join(MEMORY_TYPES))
     write.set_defaults(handler=_write)
 
     search = commands.add_parser("search", parents=[common], help="hybrid search of a bank")
     search.add_argument("bank", metavar="BANK")
-    search.add_argument("query", metavar="QUERY")
-    search.add_argument("--key")
-    search.add_argument("--tag", action="append", default=[], dest="tags")
-    search.add_argument("--speaker")
-    search.add_argument("--since")
-    search.add_argument("--until")
-    search.add_argument("-k", type=positive, default=10)
-    search.add_argument("--method", choices=["hybrid", "vector", "fts"], default="hybrid")
+    search.add_argument("query", metavar="QUERY", help="what to look for; `-` reads it from stdin")
+    search.add_argument("--key", help="only this partition")
+    search.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        dest="tags",
+        help="only entries with this tag; repeated tags must all match (AND)",
+    )
+    search.add_argument("--speaker", help="only this speaker's entries")
+    search.add_argument("--since", help=SINCE_HELP)
+    search.add_argument("--until", help=UNTIL_HELP)
+    search.add_argument(
+        "-k", type=positive, default=10, help="how many entries to return, 1-1000 (default 10)"
+    )
+    search.add_argument(
+        "--method",
+        choices=["hybrid", "vector", "fts"],
+        default="hybrid",
+        help="hybrid (default): vector and full-text results fused; or only one of them",
+    )
     search.set_defaults(handler=_search)
 
     load = commands.add_parser("load", parents=[common], help="a key's whole thread, oldest first")
@@ -70,6 +90,7 @@ def _search(args: argparse.Namespace) -> int:
     from memory import banks, search
     from memory.models import SearchQuery
 
+    since, until = time_range(args.since, args.until)
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
     query = SearchQuery(
@@ -78,8 +99,8 @@ def _search(args: argparse.Namespace) -> int:
         key=args.key,
         tags=args.tags,
         speaker=args.speaker,
-        since=parse_time(args.since, "--since"),
-        until=parse_time(args.until, "--until"),
+        since=since,
+        until=until,
         method=args.method,
     )
     hits = search.search(ctx, bank, query)
