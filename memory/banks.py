@@ -18,13 +18,13 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.locks import names_lock
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
+from memory.text import check_one_line
 
 CURRENT_API_VERSION = "2026-08-03"
 """From this API version on: type-aware retention defaults and `max_age_days` rejected."""
 LEGACY_DEFAULT_RETENTION = 30
 """The flat retention default of older API versions (and of the legacy schema)."""
 MAX_NAME_LENGTH = 200
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BANK_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -104,11 +104,8 @@ def _check_values(
 ) -> None:
     if name is not None and (not name.strip() or len(name) > MAX_NAME_LENGTH):
         raise InvalidInput(f"bank name must be 1-{MAX_NAME_LENGTH} characters, not blank")
-    if name is not None and _CONTROL.search(name):
-        raise InvalidInput(
-            f"bank name {name[:80]!r} holds a control character (newline, tab, ...): "
-            "make it one line of text"
-        )
+    if name is not None:
+        check_one_line("bank name", name)
     if name is not None and _BANK_ID.fullmatch(name):
         raise InvalidInput(
             f"bank name {name!r} looks like a bank id (32 hex digits): commands take a name "

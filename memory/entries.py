@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, Bank, Entry, EntryIn, EntryKind
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS, index_text
+from memory.text import check_one_line
 
 MAX_CONTENT_BYTES = 256_000
 """Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
@@ -29,8 +29,6 @@ MAX_KEY_LENGTH = 512
 MAX_TAG_LENGTH = 64
 MAX_SPEAKER_LENGTH = 200
 """Longest speaker or role: they are labels, embedded and indexed with every chunk."""
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""Control characters: labels (keys, speakers, roles, tags) are one line of text."""
 EMBED_BATCH = 256
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
@@ -68,11 +66,7 @@ def _check_label(label: str, value: str, limit: int) -> None:
     _check_text(label, value)
     if not value.strip() or len(value) > limit:
         raise InvalidInput(f"{label} must be 1-{limit} characters, not blank, got {value[:80]!r}")
-    if _CONTROL.search(value):
-        raise InvalidInput(
-            f"{label} {value[:80]!r} holds a control character (newline, tab, ...): "
-            "make it one line of text"
-        )
+    check_one_line(label, value)
 
 
 def _check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
