@@ -16,6 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from flows.retry import transient
 from memory import banks, purge
 from memory.compaction import CompactionResult, compact_partition, evaluate_bank, reconcile
 from memory.context import open_context
@@ -54,7 +55,13 @@ class BankRow(BaseModel):
     failures: list[str] = Field(default_factory=list)
 
 
-@task(retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE, task_run_name="evaluate {bank_id}")
+@task(
+    retries=2,
+    retry_delay_seconds=5,
+    cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
+    task_run_name="evaluate {bank_id}",
+)
 def evaluate(data: str | None, account: str, bank_id: str) -> BankCheck:
     """Finish any interrupted compaction's bookkeeping, then find partitions over a threshold."""
     ctx = open_context(data, account=account)
@@ -75,7 +82,7 @@ def _compact(data: str | None, account: str, bank_id: str, key: str) -> Compacti
     ctx = open_context(data, account=account)
     result = compact_partition(ctx, banks.get(ctx, bank_id), key, prune=False)
     if result.status == "failed":
-        raise CompactionFailed(f"{key}: {result.error}")
+        raise CompactionFailed(str(result.error))  # the report puts the key in front
     return result
 
 
@@ -84,6 +91,7 @@ def _compact(data: str | None, account: str, bank_id: str, key: str) -> Compacti
     retry_delay_seconds=[10, 60, 300],
     tags=[LLM_TAG],
     cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
     task_run_name="summarize {bank_id}/{key}",
 )
 def compact_with_summary(
@@ -93,7 +101,13 @@ def compact_with_summary(
     return _compact(data, account, bank_id, key)
 
 
-@task(retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE, task_run_name="drop {bank_id}/{key}")
+@task(
+    retries=2,
+    retry_delay_seconds=5,
+    cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
+    task_run_name="drop {bank_id}/{key}",
+)
 def compact_without_summary(
     data: str | None, account: str, bank_id: str, key: str
 ) -> CompactionResult:
@@ -101,7 +115,13 @@ def compact_without_summary(
     return _compact(data, account, bank_id, key)
 
 
-@task(retries=3, retry_delay_seconds=10, cache_policy=NO_CACHE, task_run_name="prune {bank_id}")
+@task(
+    retries=3,
+    retry_delay_seconds=10,
+    cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
+    task_run_name="prune {bank_id}",
+)
 def prune_bank(data: str | None, account: str, bank_id: str) -> None:
     """Make the sweep's deletions in one bank final: one prune after all its partitions."""
     ctx = open_context(data, account=account)
@@ -166,28 +186,40 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         )
         rows.append(row)
         work[checked.summarized].extend((row, checked, key) for key in checked.over)
-    changed: dict[str, tuple[BankRow, BankCheck]] = {}
-    for summarized, items in work.items():
-        runner = compact_with_summary if summarized else compact_without_summary
-        futures = runner.map(
+    # Both kinds start at once; banks without a prompt are tallied and pruned first, so
+    # they never wait for an LLM's retries.
+    futures = {
+        summarized: (compact_with_summary if summarized else compact_without_summary).map(
             unmapped(data),
             [check.account for _, check, _ in items],
             [check.bank_id for _, check, _ in items],
             [key for _, _, key in items],
         )
-        for (row, check, key), future in zip(items, futures, strict=True):
+        for summarized, items in work.items()
+    }
+    for summarized in (False, True):
+        changed: dict[str, tuple[BankRow, BankCheck]] = {}
+        for (row, check, key), future in zip(work[summarized], futures[summarized], strict=True):
             outcome = _outcome(future)
             _tally(row, key, outcome)
             if not isinstance(outcome, BaseException) and (outcome.covered or outcome.recovered):
                 changed[check.bank_id] = (row, check)
-    _prune(data, list(changed.values()))
+        _prune(data, list(changed.values()))
+    compacted = sum(r.compacted for r in rows)
+    failed = sum(len(r.failures) for r in rows)
     create_markdown_artifact(
         markdown=report_markdown(rows),
         key="membank-compaction-sweep",
-        description=f"{sum(r.compacted for r in rows)} partitions compacted in {len(rows)} banks",
+        description=(
+            f"{compacted} partitions compacted in {len(rows)} banks, {failed} failures"
+            + (" (entries kept; retried next sweep)" if failed else "")
+        ),
     )
     for row in rows:
-        print(f"{row.bank}: {row.partitions} partitions checked, {row.compacted} compacted")
+        print(
+            f"{row.bank}: {row.partitions} partitions checked, {row.compacted} compacted, "
+            f"{len(row.failures)} failed"
+        )
     return rows
 
 

@@ -12,6 +12,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.retry import transient
 from memory import banks
 from memory.context import open_context
 from memory.export import ExportFilters, ExportFormat, ExportResult, export
@@ -23,6 +24,7 @@ from memory.export_parquet import PartitionBy
     retry_delay_seconds=10,
     tags=["membank", "export"],
     cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
     task_run_name="export {bank}",
 )
 def export_bank(

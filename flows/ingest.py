@@ -10,6 +10,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.retry import transient
 from memory import banks
 from memory.context import open_context
 from memory.ingest import DEFAULT_BATCH, IngestReport, ingest
@@ -20,6 +21,7 @@ from memory.ingest import DEFAULT_BATCH, IngestReport, ingest
     retry_delay_seconds=10,
     tags=["membank", "ingest"],
     cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
     task_run_name="ingest {bank}",
 )
 def ingest_files(

@@ -7,6 +7,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
+from flows.retry import transient
 from memory import banks, retention
 from memory.context import open_context
 from memory.sweeps import every_bank
@@ -22,7 +23,13 @@ class RetentionRow(BaseModel):
     deleted: int = 0
 
 
-@task(retries=2, retry_delay_seconds=10, cache_policy=NO_CACHE, task_run_name="retain {bank_id}")
+@task(
+    retries=2,
+    retry_delay_seconds=10,
+    cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
+    task_run_name="retain {bank_id}",
+)
 def retain(data: str | None, account: str, bank_id: str) -> retention.RetentionResult:
     """Delete one bank's expired entries for good (old versions pruned)."""
     ctx = open_context(data, account=account)

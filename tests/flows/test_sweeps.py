@@ -83,6 +83,7 @@ def test_failed_summaries_are_reported_and_nothing_is_deleted(
     (row,) = rows
     assert row.compacted == 0
     assert len(row.failures) == 1 and row.failures[0].startswith("p1: ")
+    assert not row.failures[0].startswith("p1: p1:")  # the key once
     assert "blocked" in row.failures[0]
     assert [e.id for e in entries.load(writer, chat, "p1")] == before
     assert "p1: " in artifact_markdown("membank-compaction-sweep")
