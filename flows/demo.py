@@ -7,6 +7,7 @@ With no PREFECT_API_URL set, Prefect runs the flows on a temporary local server.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -14,7 +15,7 @@ from uuid import UUID
 
 from memory import banks, entries
 from memory.context import Context
-from memory.errors import NotFound
+from memory.errors import MembankError, NotFound
 from memory.models import BankCreate, BankUpdate, EntryIn
 
 Step = Callable[[str, Any], None]
@@ -59,10 +60,15 @@ def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
 
     # a busy laptop can take longer than Prefect's default 20 s to start the temporary server
     with temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: STARTUP_SECONDS}):
-        runs = [
-            _flow_run(compaction_sweep(data=uri, return_state=True), "membank-compaction-sweep"),
-            _flow_run(retention_sweep(data=uri, return_state=True), "membank-retention-sweep"),
-        ]
+        try:
+            runs = [
+                _flow_run(
+                    compaction_sweep(data=uri, return_state=True), "membank-compaction-sweep"
+                ),
+                _flow_run(retention_sweep(data=uri, return_state=True), "membank-retention-sweep"),
+            ]
+        except RuntimeError as exc:  # Prefect: API not reachable, temporary server timed out
+            raise MembankError(_prefect_unreachable(exc)) from exc
     notes = banks.get(ctx, NAMES[1])
     lines = [line for run in runs for line in run]
     lines.append(
@@ -70,6 +76,20 @@ def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
         f"{notes.summary_count} summaries"
     )
     step("Prefect flow runs (hourly compaction sweep, daily retention sweep)", lines)
+
+
+def _prefect_unreachable(exc: RuntimeError) -> str:
+    """Return the one-line reason the demo's flows could not run, and what to do."""
+    api = os.environ.get("PREFECT_API_URL")
+    if api:
+        return (
+            f"the Prefect API at {api} is not reachable ({exc}): start `membank serve` "
+            "or unset PREFECT_API_URL to let the demo start a temporary server"
+        )
+    return (
+        f"Prefect's temporary server did not start ({exc}): the machine may be too busy; "
+        "run `membank demo` again, or start `membank serve` and set PREFECT_API_URL"
+    )
 
 
 def _inline(ctx: Context, step: Step) -> None:
@@ -88,7 +108,18 @@ def _inline(ctx: Context, step: Step) -> None:
         entries.write(ctx, bank, [item])  # compaction runs inline after each write
     thread = entries.load(ctx, bank, "dana-session")
     stored = banks.get(ctx, bank.id)
-    (summary,) = [e for e in thread if e.kind == "summary"]
+    summaries = [e for e in thread if e.kind == "summary"]
+    if not summaries:  # the configured summary model failed: every entry was kept
+        step(
+            "inline compaction after each write",
+            [
+                f"no summary: the summary model {ctx.settings.llm_model!r} failed on every "
+                f"try, so all {len(thread)} entries were kept (the next write or sweep "
+                "retries); unset MEMBANK_LLM_MODEL to use the offline extractive summarizer",
+            ],
+        )
+        return
+    (summary,) = summaries
     tokens = sum(e.token_count for e in thread)
     lines = [
         f"{len(TURNS)} turns written one by one into a bank with max_turns 8, max_tokens 300; "
