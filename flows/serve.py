@@ -1,26 +1,30 @@
 """`membank serve`: a local Prefect server, the work pool, the deployments and a worker.
 
-Each child runs in its own process group. Ctrl-C (SIGINT) or SIGTERM stops them in order,
-worker first: SIGINT to the group (Prefect workers ignore SIGTERM), a second SIGINT, then
-SIGKILL for anything still alive after the grace period. The process groups are written to
-`$PREFECT_HOME/membank-serve.json` while running, so a supervisor can check they are gone.
+Each child runs in its own process group. Ctrl-C (SIGINT), SIGTERM or SIGHUP (terminal
+closed) stops them in order, worker first: SIGINT to the group (Prefect workers ignore
+SIGTERM), a second SIGINT, then SIGKILL for anything still alive after the grace period. The
+process groups are written to `$PREFECT_HOME/membank-serve.json` while running, so a
+supervisor can check they are gone. A busy port is refused before anything starts.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import IO
+
+from memory.errors import Conflict, InvalidInput
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 """The checkout holding prefect.yaml; flow runs start here."""
@@ -28,6 +32,10 @@ HEALTH_TIMEOUT = 180.0
 GRACE_SECONDS = 20.0
 READY = "membank serve: ready"
 """Printed (and flushed) once the worker is started: scripts wait for this line."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops every child the same way: Ctrl-C, `kill`, and a closed terminal or SSH session."""
+RECORD = "membank-serve.json"
+SERVER_LOG = "membank-serve-server.log"
 
 
 class ServeError(RuntimeError):
@@ -35,8 +43,33 @@ class ServeError(RuntimeError):
 
 
 def _say(text: str) -> None:
-    sys.stdout.write(f"{text}\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(f"{text}\n")
+        sys.stdout.flush()
+    except OSError:  # the terminal is gone (SIGHUP): stopping the children matters more
+        pass
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Bind and close `host:port` as the Prefect server will, so a busy port is refused early.
+
+    Raises:
+        Conflict: something already listens there (another membank serve, or any program).
+        InvalidInput: the address cannot be used at all (no such address, privileged port).
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(address)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise Conflict(
+                f"port {port} is already in use (another membank serve?): choose another --port"
+            ) from exc
+        raise InvalidInput(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}: choose another --port"
+        ) from exc
 
 
 def child_env(*, api_url: str, home: Path, data: str | None, project: Path) -> dict[str, str]:
@@ -97,40 +130,111 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def wait_healthy(url: str, server: subprocess.Popen[str], timeout: float) -> None:
-    """Wait until the Prefect API answers its health check; ServeError if it never does."""
+def wait_healthy(
+    url: str,
+    server: subprocess.Popen[str],
+    timeout: float,
+    *,
+    log: Path | None = None,
+    since: int = 0,
+) -> None:
+    """Wait until our server child answers the API health check; ServeError if it never does.
+
+    An answer only counts while the child is alive and, where /proc tells, holds the listening
+    socket: another server on the same port must not pass for ours.
+    """
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise ServeError(f"the Prefect server exited with code {server.returncode}")
+            raise ServeError(_exited("the Prefect server", server, log, since))
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
+                answered = response.status == 200
         except (urllib.error.URLError, OSError):
-            pass
+            answered = False
+        if answered and server.poll() is None and _listens(server.pid, port) is not False:
+            return
         time.sleep(0.5)
     raise ServeError(f"the Prefect server did not answer at {url} within {timeout:.0f} s")
 
 
-@contextmanager
-def _terminate_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt for the block, so both stop the same way."""
+def _exited(name: str, child: subprocess.Popen[str], log: Path | None, since: int) -> str:
+    """Return why `child` stopped: its exit code and, from its log, its last message."""
+    reason = f"{name} exited with code {child.returncode}"
+    last = last_message(log, since) if log is not None else ""
+    return f"{reason}: {last}" if last else reason
 
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+def last_message(log: Path, since: int = 0, limit: int = 300) -> str:
+    """Return the last message written to `log` after byte `since`, on one line.
+
+    That is the last lines not indented (rich wraps a CLI error over a few lines): the
+    exception of a traceback, the message of a CLI error, or the last log record.
+    """
     try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        with open(log, "rb") as f:
+            f.seek(since)
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip() != "Server stopped!"]
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        return ""
+    tail: list[str] = []
+    for line in reversed(lines):
+        if not line or line[0].isspace():
+            break
+        tail.insert(0, line)
+    message = " ".join(tail[-3:]) if tail else lines[-1].strip()
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def _listens(pgid: int, port: int) -> bool | None:
+    """Return whether a process of group `pgid` listens on TCP `port`; None if /proc cannot say."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].exists():
+        return None
+    table = "\n".join(t.read_text() for t in tables if t.exists())
+    listening = {
+        f"socket:[{fields[9]}]"
+        for fields in (line.split() for line in table.splitlines()[1:])
+        if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port
+    }
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        try:
+            if os.getpgid(pid) != pgid:
+                continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in listening for fd in fds):
+                return True
+        except OSError:  # the process ended meanwhile, or is not ours to inspect
+            continue
+    return False
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Turn SIGTERM and SIGHUP into KeyboardInterrupt, so every stop signal stops the same way."""
+    raise KeyboardInterrupt
 
 
 def _record(home: Path, children: Sequence[subprocess.Popen[str]]) -> Path:
-    path = home / "membank-serve.json"
+    path = home / RECORD
     path.write_text(json.dumps({"serve": os.getpid(), "groups": [c.pid for c in children]}))
     return path
+
+
+def _remove_own_record(home: Path) -> None:
+    """Delete the record file only if this process wrote it: never another instance's."""
+    path = home / RECORD
+    try:
+        ours = json.loads(path.read_text()).get("serve") == os.getpid()
+    except (OSError, ValueError, AttributeError):
+        return
+    if ours:
+        path.unlink(missing_ok=True)
 
 
 def _services(
@@ -146,9 +250,10 @@ def _services(
     prefect = [sys.executable, "-m", "prefect"]
     _say(f"membank serve: Prefect server on {host}:{port} (log {server_log.name})")
     server_cmd = [*prefect, "server", "start", "--host", host, "--port", port]
+    log, since = Path(server_log.name), server_log.tell()
     children.append(_start(server_cmd, env, project, server_log))
     _record(home, children)
-    wait_healthy(api_url, children[0], HEALTH_TIMEOUT)
+    wait_healthy(api_url, children[0], HEALTH_TIMEOUT, log=log, since=since)
     _say(f"membank serve: deploying prefect.yaml onto work pool {pool!r}")
     setup = [sys.executable, "-m", "flows.serve_setup", "--pool", pool]
     setup += ["--llm-limit", settings["llm_limit"]]
@@ -165,8 +270,9 @@ def _services(
     )
     while all(child.poll() is None for child in children):
         time.sleep(0.5)
-    exited = next(c for c in children if c.poll() is not None)
-    raise ServeError(f"a Prefect service exited with code {exited.returncode}")
+    if children[0].poll() is not None:
+        raise ServeError(_exited("the Prefect server", children[0], log, since))
+    raise ServeError(f"the Prefect worker exited with code {children[1].returncode}")
 
 
 def serve(
@@ -180,27 +286,37 @@ def serve(
 ) -> int:
     """Run the server, set up pool and deployments, run a worker; returns an exit code.
 
-    Returns 0 after Ctrl-C or SIGTERM, 1 when a service fails to start or dies.
+    Returns 0 after Ctrl-C, SIGTERM or SIGHUP, 1 when a service fails to start or dies.
+
+    Raises:
+        Conflict: the port is already in use; nothing was started.
+        InvalidInput: the address cannot be listened on; nothing was started.
     """
+    check_port_free(host, port)
     home = Path(os.environ.get("PREFECT_HOME") or project / ".prefect").resolve()
     home.mkdir(parents=True, exist_ok=True)
     env = child_env(api_url=f"http://{host}:{port}/api", home=home, data=data, project=project)
     settings = {"host": host, "port": str(port), "pool": pool, "llm_limit": str(llm_limit)}
     children: list[subprocess.Popen[str]] = []
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
-    with _terminate_on_sigterm(), open(home / "membank-serve-server.log", "a") as server_log:
-        try:
-            _services(children, env, settings, project, server_log)
-        except KeyboardInterrupt:
-            _say("membank serve: stopping")
-        except ServeError as exc:
-            sys.stderr.write(f"membank: failed: {exc}\n")
-            return 1
-        finally:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not orphan them
-            for child in reversed(children):
-                stop(child)
-            (home / "membank-serve.json").unlink(missing_ok=True)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            _say("membank serve: stopped")
+    # Installed even where SIGINT was ignored at start (a `cmd &` in a script).
+    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}
+    try:
+        with open(home / SERVER_LOG, "a") as server_log:
+            try:
+                _services(children, env, settings, project, server_log)
+            except KeyboardInterrupt:
+                _say("membank serve: stopping")
+            except ServeError as exc:
+                sys.stderr.write(f"membank: failed: {exc}\n")
+                return 1
+            finally:
+                for sig in STOP_SIGNALS:  # a second signal must not orphan the children
+                    signal.signal(sig, signal.SIG_IGN)
+                for child in reversed(children):
+                    stop(child)
+                _remove_own_record(home)
+                _say("membank serve: stopped")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
