@@ -50,6 +50,7 @@ def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
             banks.delete(ctx, name)
     _inline(ctx, step)
     _prepare_sweeps(ctx, step)
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline: no telemetry
     from prefect.settings import (
         PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
         temporary_settings,
