@@ -299,14 +299,15 @@ def failing_after(calls: int, real: Any) -> Any:
     return wrapper
 
 
-@pytest.mark.parametrize(
-    ("fmt", "target", "partition_by", "patched"),
-    [
-        ("json", "bank.json", None, "entry_record"),
-        ("parquet", "bank.parquet", None, "to_export_batch"),
-        ("parquet", "dataset", "key", "to_export_batch"),
-    ],
-)
+FAILING_WRITES = [
+    ("json", "bank.json", None, "entry_record"),
+    ("parquet", "bank.parquet", None, "to_export_batch"),
+    ("parquet", "dataset", "key", "to_export_batch"),
+]
+"""Each export kind, and the function its writer calls per batch (where a failure is injected)."""
+
+
+@pytest.mark.parametrize(("fmt", "target", "partition_by", "patched"), FAILING_WRITES)
 def test_failed_export_leaves_no_partial_file(
     ctx: Context,
     bank: Bank,
@@ -496,14 +497,7 @@ def test_unusable_out_paths_are_bad_input(
             export(ctx, bank, fmt, "/proc/x.out", partition_by=partition_by)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("fmt", "target", "partition_by", "patched"),
-    [
-        ("json", "bank.json", None, "entry_record"),
-        ("parquet", "bank.parquet", None, "to_export_batch"),
-        ("parquet", "dataset", "key", "to_export_batch"),
-    ],
-)
+@pytest.mark.parametrize(("fmt", "target", "partition_by", "patched"), FAILING_WRITES)
 def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     ctx: Context,
     bank: Bank,

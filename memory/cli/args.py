@@ -80,6 +80,17 @@ def time_range(since: str | None, until: str | None) -> tuple[datetime | None, d
     return start, end
 
 
+def add_tag_filter(parser: argparse.ArgumentParser) -> None:
+    """Add the repeatable `--tag` filter (every given tag must match) to a subcommand."""
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        dest="tags",
+        help="only entries with this tag; repeated tags must all match (AND)",
+    )
+
+
 def text_arg(value: str) -> str:
     """Return TEXT, reading stdin when it is `-`; rejects text that is not UTF-8."""
     if value == "-":

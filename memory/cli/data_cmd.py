@@ -15,7 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.cli.args import SINCE_HELP, UNTIL_HELP, context, positive, time_range
+from memory.cli.args import (
+    SINCE_HELP,
+    UNTIL_HELP,
+    add_tag_filter,
+    context,
+    positive,
+    time_range,
+)
 from memory.cli.output import emit_json, say
 
 EXIT_REJECTED = 4
@@ -45,13 +52,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     export.add_argument("--since", help=SINCE_HELP)
     export.add_argument("--until", help=UNTIL_HELP)
     export.add_argument("--speaker", help="only this speaker's entries")
-    export.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        dest="tags",
-        help="only entries with this tag; repeated tags must all match (AND)",
-    )
+    add_tag_filter(export)
     export.add_argument("--estimate", action="store_true", help="count and size, write nothing")
     export.add_argument("--with-vectors", action="store_true", help="Parquet: chunk vectors")
     export.add_argument("--partition-by", choices=["date", "key"], help="Parquet: a folder")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory.cli.args import SINCE_HELP, UNTIL_HELP, context, positive, text_arg, time_range
+from memory.cli.args import (
+    SINCE_HELP,
+    UNTIL_HELP,
+    add_tag_filter,
+    context,
+    positive,
+    text_arg,
+    time_range,
+)
 from memory.cli.output import emit_json, say, table
 from memory.models import MEMORY_TYPES
 
@@ -32,13 +40,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     search.add_argument("bank", metavar="BANK")
     search.add_argument("query", metavar="QUERY", help="what to look for; `-` reads it from stdin")
     search.add_argument("--key", help="only this partition")
-    search.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        dest="tags",
-        help="only entries with this tag; repeated tags must all match (AND)",
-    )
+    add_tag_filter(search)
     search.add_argument("--speaker", help="only this speaker's entries")
     search.add_argument("--since", help=SINCE_HELP)
     search.add_argument("--until", help=UNTIL_HELP)
