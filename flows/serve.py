@@ -226,6 +226,27 @@ def _record(home: Path, children: Sequence[subprocess.Popen[str]]) -> Path:
     return path
 
 
+def check_home_free(home: Path) -> None:
+    """Conflict when another live `membank serve` uses this PREFECT_HOME (its record file names
+    a running process): two servers on one home would share its database and record."""
+    try:
+        pid = json.loads((home / RECORD).read_text()).get("serve")
+    except (OSError, ValueError, AttributeError):
+        return
+    if not isinstance(pid, int) or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # a stale record of a serve that died: it is replaced
+    except PermissionError:
+        pass
+    raise Conflict(
+        f"another membank serve (pid {pid}) uses PREFECT_HOME {home}: stop it, set another "
+        f"PREFECT_HOME, or remove {home / RECORD} if no serve runs"
+    )
+
+
 def _remove_own_record(home: Path) -> None:
     """Delete the record file only if this process wrote it: never another instance's."""
     path = home / RECORD
@@ -289,11 +310,13 @@ def serve(
     Returns 0 after Ctrl-C, SIGTERM or SIGHUP, 1 when a service fails to start or dies.
 
     Raises:
-        Conflict: the port is already in use; nothing was started.
+        Conflict: the port is already in use, or another serve uses this PREFECT_HOME;
+            nothing was started.
         InvalidInput: the address cannot be listened on; nothing was started.
     """
     check_port_free(host, port)
     home = Path(os.environ.get("PREFECT_HOME") or project / ".prefect").resolve()
+    check_home_free(home)
     home.mkdir(parents=True, exist_ok=True)
     env = child_env(api_url=f"http://{host}:{port}/api", home=home, data=data, project=project)
     settings = {"host": host, "port": str(port), "pool": pool, "llm_limit": str(llm_limit)}

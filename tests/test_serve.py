@@ -105,6 +105,30 @@ def test_a_busy_port_is_refused_before_anything_starts(
     assert json.loads(other.read_text()) == {"serve": 1, "groups": [2, 3]}
 
 
+def test_a_prefect_home_in_use_by_a_live_serve_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "prefect"
+    home.mkdir()
+    record = home / RECORD
+    monkeypatch.setenv("PREFECT_HOME", str(home))
+
+    def no_child(*args: object, **kwargs: object) -> None:
+        raise AssertionError("serve started a process on a home in use")
+
+    monkeypatch.setattr(flows.serve, "_start", no_child)
+    monkeypatch.setattr(flows.serve.subprocess, "run", no_child)
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            record.write_text(json.dumps({"serve": other.pid, "groups": [other.pid]}))
+            assert main(["serve", "--port", str(_free_port())]) == 2
+        finally:
+            other.kill()
+    err = capsys.readouterr().err
+    assert f"another membank serve (pid {other.pid}) uses PREFECT_HOME" in err
+    assert json.loads(record.read_text())["serve"] == other.pid  # left as it was
+
+
 @pytest.mark.parametrize("port", ["70000", "0", "99999999999"])
 def test_a_port_out_of_range_is_a_usage_error(
     port: str, capsys: pytest.CaptureFixture[str]
