@@ -464,3 +464,19 @@ def test_compact_says_why_nothing_was_compacted_and_keeps_the_table_short(
     loaded = here(data, "load", "chat", "--key", "p0", "--json").json()
     summary = next(e["content"] for e in loaded if e["kind"] == "summary")
     assert len(summary) > 160 and summary not in done.out  # only one line of each is shown
+
+
+def test_a_damaged_data_file_is_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "db"
+    chat = banks.create(_local(data), BankCreate(name="chat", type="conversation"))
+    entries.write(_local(data), chat, [EntryIn(key="k", speaker="ann", content="hello there")])
+    for lance_file in data.rglob("*.lance"):
+        if "_indices" not in lance_file.parts and lance_file.parent.name == "data":
+            lance_file.write_bytes(lance_file.read_bytes()[:40])  # truncated on disk
+    damaged = here(data, "load", "chat", "--key", "k")
+    damaged.failed(1, "failed", "MEMBANK_DEBUG=1")
+    monkeypatch.setenv("MEMBANK_DEBUG", "1")
+    with pytest.raises((OSError, RuntimeError, ValueError)):
+        main(["--data", str(data), "load", "chat", "--key", "k"])

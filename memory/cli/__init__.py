@@ -1,8 +1,9 @@
 """The `membank` command: a thin layer over the core library.
 
 Exit codes: 0 ok, 1 provider/storage failure, 2 bad input (one-line message on stderr),
-3 not found, 4 ingest finished with rejected rows (quarantined). Heavy imports happen inside
-commands so `membank --help` stays quick.
+3 not found, 4 ingest finished with rejected rows (quarantined). An error of the storage
+engine itself (a damaged file) is one line too; MEMBANK_DEBUG=1 shows its traceback. Heavy
+imports happen inside commands so `membank --help` stays quick.
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     except MembankError as exc:
         sys.stderr.write(f"membank: failed: {exc}\n")
+        return 1
+    except (OSError, RuntimeError, ValueError) as exc:  # the storage engine's own errors
+        if os.environ.get("MEMBANK_DEBUG"):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        sys.stderr.write(
+            f"membank: failed: {type(exc).__name__}: {first[:300]} "
+            "(set MEMBANK_DEBUG=1 for the traceback)\n"
+        )
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("membank: interrupted\n")
