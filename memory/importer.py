@@ -274,7 +274,10 @@ class _ExportReader:
                 try:
                     value = json.loads(text.removesuffix(","))
                 except json.JSONDecodeError as exc:
-                    raise InvalidInput(f"{self.name} line {number}: {exc.msg}") from None
+                    raise InvalidInput(
+                        f"{self.name} line {number}: {exc.msg} (column {exc.colno}): the file "
+                        "is damaged"
+                    ) from None
                 count += 1
                 yield self._entry(value, f"line {number}")
         raise InvalidInput(f"{self.name} is truncated: the entries list never ends")

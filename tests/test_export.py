@@ -605,3 +605,18 @@ def test_cli_until_a_date_exports_that_whole_day(
     assert main([*base, "--until", "2026-10-31T00:00"]) == 0
     assert len(exported_entries(out)) == 3
     capsys.readouterr()
+
+
+def test_import_of_a_line_cut_midway_names_line_and_column(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "bank.json"
+    export(ctx, bank, "json", out)
+    lines = out.read_text("utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.json"
+    cut.write_text("".join(lines[:3]) + lines[3][:40], "utf-8")
+    with pytest.raises(
+        InvalidInput, match=r"cut\.json line 4: .* \(column \d+\): the file is damaged"
+    ):
+        import_json(ctx, cut, name="cut")
+    assert [b.name for b in banks.list_banks(ctx)] == ["support"]
