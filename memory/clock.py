@@ -5,6 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 
+def days_before(moment: datetime, days: int) -> datetime | None:
+    """Return `moment` minus `days` days, or None when that is before the first datetime."""
+    try:
+        return moment - timedelta(days=days)
+    except OverflowError:
+        return None
+
+
 class SystemClock:
     """Returns the current UTC time."""
 

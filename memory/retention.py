@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel
 
 from memory import purge
+from memory.clock import days_before
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank
@@ -57,10 +58,9 @@ def plan_retention(bank: Bank, now: datetime) -> RetentionPlan:
     """Return the retention plan of `bank` at time `now`."""
     if bank.retention_days is None:
         return RetentionPlan(bank.id, None)
-    try:
-        return RetentionPlan(bank.id, now - timedelta(days=bank.retention_days))
-    except OverflowError:  # a retention longer than the calendar: nothing can have expired
-        return RetentionPlan(bank.id, datetime.min.replace(tzinfo=UTC))
+    # a retention longer than the calendar: nothing can have expired
+    cutoff = days_before(now, bank.retention_days) or datetime.min.replace(tzinfo=UTC)
+    return RetentionPlan(bank.id, cutoff)
 
 
 def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:

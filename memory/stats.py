@@ -11,12 +11,13 @@ never count.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel
 
+from memory.clock import days_before
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
@@ -99,7 +100,7 @@ def time_frame(
     if days is not None and days < 1:
         raise InvalidInput(f"--days must be at least 1, got {days}")
     if since is None and until is None:
-        start = _days_before(now, days or DEFAULT_DAYS)
+        start = days_before(now, days or DEFAULT_DAYS)
         if start is None:
             raise InvalidInput(
                 f"--days {days} reaches back before year 1: use a smaller number (or --since DATE)"
@@ -107,18 +108,10 @@ def time_frame(
         return start, None
     if since is None:
         assert until is not None
-        since = _days_before(until, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
+        since = days_before(until, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
     if until is not None and since >= until:
         raise InvalidInput(f"--since ({since:%Y-%m-%d %H:%M}) must be before --until")
     return since, until
-
-
-def _days_before(moment: datetime, days: int) -> datetime | None:
-    """Return `moment` minus `days` days, or None when that is before the first datetime."""
-    try:
-        return moment - timedelta(days=days)
-    except OverflowError:
-        return None
 
 
 def compute(
@@ -132,7 +125,7 @@ def compute(
     """Return the bank's statistics over [since, until) (default: the last 30 days)."""
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
-        since = _days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
+        since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
     dims = get_mode(bank.mode).dims
     in_frame = filters.entry_filter(since=since, until=until)
     table = ctx.store.scan(

@@ -287,16 +287,21 @@ def test_partitioned_export_never_replaces_a_foreign_folder(
     assert (folder / "notes.txt").read_text() == "keep me"
 
 
-def failing_after(calls: int, real: Any) -> Any:
-    """Return `real` wrapped to raise on call number `calls + 1`."""
+def failing_after(calls: int, real: Any, error: Exception | None = None) -> Any:
+    """Return `real` wrapped to raise `error` (default an injected RuntimeError) from call
+    number `calls + 1` on."""
     count = iter(range(10**9))
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if next(count) >= calls:
-            raise RuntimeError("disk full (injected)")
+            raise error or RuntimeError("disk full (injected)")
         return real(*args, **kwargs)
 
     return wrapper
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
 
 
 FAILING_WRITES = [
@@ -321,12 +326,12 @@ def test_failed_export_leaves_no_partial_file(
     folder = tmp_path / "exports"
     out = folder / target
     export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    before = _files(folder)
     snapshot = out.read_bytes() if out.is_file() else None
     monkeypatch.setattr(export_module, patched, failing_after(2, getattr(export_module, patched)))
     with pytest.raises(RuntimeError, match="injected"):
         export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    assert _files(folder) == before
     if snapshot is not None:
         assert out.read_bytes() == snapshot
     fresh = tmp_path / "fresh" / target
@@ -476,10 +481,6 @@ def test_import_carries_a_marked_name_until_it_completes(
     assert banks.get(ctx, "copy").summary_count == report.summaries == 1
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
-
-
 @pytest.mark.parametrize(
     ("fmt", "partition_by"), [("json", None), ("parquet", None), ("parquet", "key")]
 )
@@ -513,15 +514,10 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     before = _files(folder)
     snapshot = out.read_bytes() if out.is_file() else None
-    real = getattr(export_module, patched)
-    calls = iter(range(10**9))
-
-    def disk_full(*args: Any, **kwargs: Any) -> Any:
-        if next(calls) >= 1:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(export_module, patched, disk_full)
+    disk_full = OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(
+        export_module, patched, failing_after(1, getattr(export_module, patched), disk_full)
+    )
     with pytest.raises(StorageError, match="No space left on device"):
         export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     assert _files(folder) == before

@@ -131,6 +131,17 @@ def positive(value: str) -> int:
     return number
 
 
+def port_number(value: str) -> int:
+    """Return a TCP port, 1-65535 (argparse type); a clear error otherwise."""
+    try:
+        number = _whole_number(value)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number: use 1-65535") from exc
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is out of range: use 1-65535")
+    return number
+
+
 def retention_days(value: str) -> int:
     """Return a retention in days, >= 1 (argparse type); a clear error otherwise."""
     number = _whole_number(value)

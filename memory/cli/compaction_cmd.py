@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memory.cli.args import context, positive
+from memory.cli.args import context, port_number, positive
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="start a local Prefect server, a worker and the deployments (Ctrl-C stops all)",
     )
-    serve.add_argument("--port", type=_port, default=4200, help="Prefect API port (1-65535)")
+    serve.add_argument("--port", type=port_number, default=4200, help="Prefect API port (1-65535)")
     serve.add_argument("--pool", default="membank", help="process work pool name")
     serve.add_argument(
         "--llm-limit", type=positive, default=2, help="LLM task runs at once, across flows"
@@ -124,17 +124,6 @@ def _retention(args: argparse.Namespace) -> int:
     ]
     say(table(rows, ["bank", "retention", "status", "deleted", "cutoff (UTC)"]))
     return 0
-
-
-def _port(value: str) -> int:
-    """Return a TCP port number (argparse type); a clear error otherwise."""
-    try:
-        number = int(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a port number: use 1-65535") from exc
-    if not 1 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"port {value} is out of range: use 1-65535")
-    return number
 
 
 def _serve(args: argparse.Namespace) -> int:
