@@ -1,17 +1,28 @@
-"""Modes and templates loaded from configs/*.yaml (source checkout or the installed package)."""
+"""Modes and templates loaded from configs/*.yaml (source checkout or the installed package),
+plus the user's own from the folder named by `MEMBANK_CONFIG_DIR`.
+
+The user's `modes.yaml` and `templates.yaml` there (each optional, same format) add modes and
+templates, e.g. a mode whose embedder is any litellm embedding model. They cannot redefine
+a shipped name: a bank keeps its mode's name for life, so a shipped mode must mean the same
+everywhere.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
 
 from memory.errors import InvalidInput
 from memory.models import BankType
 
+CONFIG_DIR_ENV = "MEMBANK_CONFIG_DIR"
+"""Environment variable naming a folder of the user's own modes.yaml and templates.yaml."""
+T = TypeVar("T", bound=BaseModel)
 RETENTION_PRESETS: tuple[int | None, ...] = (7, 30, 90, 365, None)
 """Retention choices offered by the lab and CLI help; any positive number of days is valid."""
 
@@ -59,34 +70,107 @@ def configs_dir() -> Path:
     raise FileNotFoundError("membank configs (modes.yaml, templates.yaml) are missing")
 
 
-def _load_yaml(name: str) -> dict[str, Any]:
-    data = yaml.safe_load((configs_dir() / name).read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{name} must be a mapping of name -> settings")
+def user_configs_dir() -> Path | None:
+    """Return the folder named by MEMBANK_CONFIG_DIR, or None when it is not set."""
+    value = os.environ.get(CONFIG_DIR_ENV, "").strip()
+    if not value:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise InvalidInput(
+            f"{CONFIG_DIR_ENV}={value!r} is not a folder: point it at a folder holding your "
+            "modes.yaml and/or templates.yaml, or unset it"
+        )
+    return folder
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InvalidInput(f"{path}: cannot be read as YAML: {_yaml_problem(exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise InvalidInput(f"{path}: must be a mapping of name -> settings")
     return data
 
 
-@cache
+def _yaml_problem(exc: Exception) -> str:
+    """Return one line saying what is wrong and where (YAML errors span several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    return " ".join(str(exc).split())
+
+
+def _load(file: str, model: type[T], user_dir: str | None) -> dict[str, T]:
+    """Return the shipped entries of `file`, then the user's from `user_dir`, by name."""
+    adapter = TypeAdapter(model)
+    found = {
+        name: adapter.validate_python({**body, "name": name})
+        for name, body in _load_yaml(configs_dir() / file).items()
+    }
+    path = Path(user_dir) / file if user_dir else None
+    if path is None or not path.is_file():
+        return found
+    for name, body in _load_yaml(path).items():
+        if name in found:
+            raise InvalidInput(
+                f"{path}: {name!r} is shipped with membank and cannot be redefined: "
+                "give yours another name"
+            )
+        try:
+            found[name] = adapter.validate_python({**body, "name": name})
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "settings"
+            raise InvalidInput(f"{path}: {name!r}: {where}: {problem['msg']}") from None
+    return found
+
+
 def modes() -> dict[str, Mode]:
-    """Return every mode by name."""
-    raw = _load_yaml("modes.yaml")
-    adapter = TypeAdapter(Mode)
-    return {name: adapter.validate_python({**body, "name": name}) for name, body in raw.items()}
+    """Return every mode by name: the shipped ones, then the user's."""
+    return _modes(_user_dir_text())
+
+
+def templates() -> dict[str, Template]:
+    """Return every template by name: the shipped ones, then the user's."""
+    return _templates(_user_dir_text())
+
+
+def _user_dir_text() -> str | None:
+    folder = user_configs_dir()
+    return None if folder is None else str(folder)
 
 
 @cache
-def templates() -> dict[str, Template]:
-    """Return every template by name."""
-    raw = _load_yaml("templates.yaml")
-    adapter = TypeAdapter(Template)
-    return {name: adapter.validate_python({**body, "name": name}) for name, body in raw.items()}
+def _modes(user_dir: str | None) -> dict[str, Mode]:
+    return _load("modes.yaml", Mode, user_dir)
+
+
+@cache
+def _templates(user_dir: str | None) -> dict[str, Template]:
+    found = _load("templates.yaml", Template, user_dir)
+    known = _modes(user_dir)
+    for template in found.values():
+        if template.mode not in known:
+            raise InvalidInput(
+                f"template {template.name!r} uses unknown mode {template.mode!r}: "
+                f"choose one of {', '.join(sorted(known))}"
+            )
+    return found
 
 
 def get_mode(name: str) -> Mode:
     """Return the mode called `name`; InvalidInput lists the valid names otherwise."""
     found = modes().get(name)
     if found is None:
-        raise InvalidInput(f"unknown mode {name!r}: choose one of {', '.join(sorted(modes()))}")
+        where = os.environ.get(CONFIG_DIR_ENV, "").strip() or "unset"
+        raise InvalidInput(
+            f"unknown mode {name!r}: choose one of {', '.join(sorted(modes()))} (modes of "
+            f"your own come from $MEMBANK_CONFIG_DIR/modes.yaml; {CONFIG_DIR_ENV} is {where})"
+        )
     return found
 
 

@@ -11,6 +11,7 @@ or the environment variable `MEMBANK_BLOCK_MODEL_REQUESTS=1`.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,8 @@ DEFAULT_COMPLETION_MODEL = "membank/extractive"
 OFFLINE_MODELS = {DEFAULT_COMPLETION_MODEL: "extractive (offline, no LLM)"}
 """Offline completion models and the label shown wherever their output appears."""
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
+RETRY_WAIT_SECONDS = 0.5
+MAX_RETRY_WAIT_SECONDS = 8.0
 
 _state = {"allowed": True}
 
@@ -143,7 +146,8 @@ class LiteLLMCompleter:
         model: A litellm model name, e.g. "openai/gpt-4o-mini", "ollama/llama3.1" or the
             offline "membank/extractive".
         timeout: Seconds before one request is abandoned.
-        retries: Extra attempts litellm makes on transient provider errors.
+        retries: Extra attempts after a transient provider error (timeout, connection error,
+            rate limit, server error), waiting RETRY_WAIT_SECONDS, doubled each time.
         temperature: Sampling temperature (dropped for models that do not take one).
         max_output_tokens: Cap on the reply's tokens, or None for the provider's default.
         api_base: Endpoint override, e.g. a self-hosted Ollama URL.
@@ -191,7 +195,9 @@ class LiteLLMCompleter:
             "model": self.model,
             "messages": [message.model_dump() for message in messages],
             "timeout": self.timeout,
-            "num_retries": self.retries,
+            # membank retries itself (below): litellm's num_retries is applied twice for
+            # OpenAI-style providers (its own loop and the SDK's), once for others
+            "num_retries": 0,
             "temperature": self.temperature,
             "drop_params": True,
         }
@@ -200,15 +206,35 @@ class LiteLLMCompleter:
         if self.api_base is not None:
             params["api_base"] = self.api_base
         params.update(self.extra)
-        try:
-            response = litellm.completion(**params)
-        except litellm.Timeout as exc:
-            raise ProviderError(
-                f"model {self.model!r} timed out after {self.timeout}s: {_cause(exc)}"
-            ) from exc
-        except Exception as exc:  # provider SDKs raise many types; all become ProviderError
-            raise ProviderError(f"model {self.model!r} failed: {_cause(exc)}") from exc
+        for attempt in range(self.retries + 1):
+            try:
+                response = litellm.completion(**params)
+                break
+            except Exception as exc:  # provider SDKs raise many types; all become ProviderError
+                if attempt == self.retries or not _transient(litellm, exc):
+                    raise self._provider_error(litellm, exc) from exc
+                time.sleep(min(RETRY_WAIT_SECONDS * 2**attempt, MAX_RETRY_WAIT_SECONDS))
         return _reply_text(self.model, response)
+
+    def _provider_error(self, litellm: ModuleType, exc: Exception) -> ProviderError:
+        if isinstance(exc, litellm.Timeout):
+            return ProviderError(
+                f"model {self.model!r} timed out after {self.timeout}s: {_cause(exc)}"
+            )
+        return ProviderError(f"model {self.model!r} failed: {_cause(exc)}")
+
+
+def _transient(litellm: ModuleType, exc: Exception) -> bool:
+    """Return whether a provider error may pass on a retry (timeouts, connection, 429, 5xx)."""
+    transient = (
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+    )
+    return isinstance(exc, transient)
 
 
 def _cause(exc: BaseException) -> str:
