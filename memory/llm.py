@@ -206,14 +206,10 @@ class LiteLLMCompleter:
         if self.api_base is not None:
             params["api_base"] = self.api_base
         params.update(self.extra)
-        for attempt in range(self.retries + 1):
-            try:
-                response = litellm.completion(**params)
-                break
-            except Exception as exc:  # provider SDKs raise many types; all become ProviderError
-                if attempt == self.retries or not _transient(litellm, exc):
-                    raise self._provider_error(litellm, exc) from exc
-                time.sleep(min(RETRY_WAIT_SECONDS * 2**attempt, MAX_RETRY_WAIT_SECONDS))
+        try:
+            response = _with_retries(litellm, litellm.completion, params, self.retries)
+        except Exception as exc:  # provider SDKs raise many types; all become ProviderError
+            raise self._provider_error(litellm, exc) from exc
         return _reply_text(self.model, response)
 
     def _provider_error(self, litellm: ModuleType, exc: Exception) -> ProviderError:
@@ -222,6 +218,18 @@ class LiteLLMCompleter:
                 f"model {self.model!r} timed out after {self.timeout}s: {_cause(exc)}"
             )
         return ProviderError(f"model {self.model!r} failed: {_cause(exc)}")
+
+
+def _with_retries(litellm: ModuleType, call: Any, params: dict[str, Any], retries: int) -> Any:
+    """Return call(**params), retried up to `retries` times after a transient error."""
+    for attempt in range(retries):
+        try:
+            return call(**params)
+        except Exception as exc:
+            if not _transient(litellm, exc):
+                raise
+        time.sleep(min(RETRY_WAIT_SECONDS * 2**attempt, MAX_RETRY_WAIT_SECONDS))
+    return call(**params)
 
 
 def _transient(litellm: ModuleType, exc: Exception) -> bool:
@@ -276,6 +284,7 @@ def embed_texts(
     if api_base is not None:
         params["api_base"] = api_base
     try:
+        # retries are left to litellm here: it turns max_retries=0 into its default of 2
         response = litellm.embedding(**params)
     except Exception as exc:  # provider SDKs raise many types; all become ProviderError
         raise ProviderError(f"embedding model {model!r} failed: {_cause(exc)}") from exc
