@@ -16,6 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from flows.paths import storage_label
 from flows.retry import transient
 from memory import banks, purge
 from memory.compaction import CompactionResult, compact_partition, evaluate_bank, reconcile
@@ -128,8 +129,8 @@ def prune_bank(data: str | None, account: str, bank_id: str) -> None:
     purge.prune(ctx, banks.get(ctx, bank_id))
 
 
-def report_markdown(rows: list[BankRow]) -> str:
-    """Return the sweep's report as a markdown table."""
+def report_markdown(rows: list[BankRow], storage: str | None = None) -> str:
+    """Return the sweep's report as a markdown table (and the storage swept, when given)."""
     lines = [
         "# Compaction sweep",
         "",
@@ -145,6 +146,8 @@ def report_markdown(rows: list[BankRow]) -> str:
         )
     if not rows:
         lines.append("| (no bank has a compaction trigger) | | 0 | 0 | 0 | 0 |")
+    if storage:
+        lines += ["", f"Storage: `{storage}`"]
     return "\n".join(lines)
 
 
@@ -172,6 +175,8 @@ def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRo
 def compaction_sweep(data: str | None = None) -> list[BankRow]:
     """Compact every partition over a threshold in every bank with a trigger; report it."""
     ctx = open_context(data)
+    storage = storage_label(ctx.store.uri)
+    print(f"sweeping storage {storage}")
     triggered = [b for b in every_bank(ctx) if b.has_trigger()]
     checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])
     rows: list[BankRow] = []
@@ -208,7 +213,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
     compacted = sum(r.compacted for r in rows)
     failed = sum(len(r.failures) for r in rows)
     create_markdown_artifact(
-        markdown=report_markdown(rows),
+        markdown=report_markdown(rows, storage),
         key="membank-compaction-sweep",
         description=(
             f"{compacted} partitions compacted in {len(rows)} banks, {failed} failures"

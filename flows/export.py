@@ -12,6 +12,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.paths import note_relative
 from flows.retry import transient
 from memory import banks
 from memory.context import open_context
@@ -84,6 +85,7 @@ def export_flow(
     account: str | None = None,
 ) -> ExportResult:
     """Export a bank to JSON or Parquet and publish what was written."""
+    note_relative([out])
     flt = ExportFilters(key=key, since=since, until=until, speaker=speaker, tags=tags or [])
     result = export_bank(
         bank,

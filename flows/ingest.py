@@ -10,6 +10,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.paths import note_relative
 from flows.retry import transient
 from memory import banks
 from memory.context import open_context
@@ -76,6 +77,7 @@ def ingest_flow(
     batch_size: int = DEFAULT_BATCH,
 ) -> IngestReport:
     """Ingest JSONL / CSV / Parquet files or folders into a bank and publish the counts."""
+    note_relative([*paths, rejects])
     report = ingest_files(
         bank, paths, rejects=rejects, data=data, account=account, batch_size=batch_size
     )

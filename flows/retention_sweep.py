@@ -7,6 +7,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
+from flows.paths import storage_label
 from flows.retry import transient
 from memory import banks, retention
 from memory.context import open_context
@@ -36,8 +37,8 @@ def retain(data: str | None, account: str, bank_id: str) -> retention.RetentionR
     return retention.apply_retention(ctx, banks.get(ctx, bank_id))
 
 
-def report_markdown(rows: list[RetentionRow]) -> str:
-    """Return the sweep's report as a markdown table."""
+def report_markdown(rows: list[RetentionRow], storage: str | None = None) -> str:
+    """Return the sweep's report as a markdown table (and the storage swept, when given)."""
     lines = [
         "# Retention sweep",
         "",
@@ -49,6 +50,8 @@ def report_markdown(rows: list[RetentionRow]) -> str:
     )
     if not rows:
         lines.append("| (no banks) | | | | 0 |")
+    if storage:
+        lines += ["", f"Storage: `{storage}`"]
     return "\n".join(lines)
 
 
@@ -56,6 +59,8 @@ def report_markdown(rows: list[RetentionRow]) -> str:
 def retention_sweep(data: str | None = None) -> list[RetentionRow]:
     """Apply retention to every bank with a retention period; indefinite banks are untouched."""
     ctx = open_context(data)
+    storage = storage_label(ctx.store.uri)
+    print(f"sweeping storage {storage}")
     every = every_bank(ctx)
     limited = [b for b in every if b.retention_days is not None]
     futures = retain.map(unmapped(data), [b.account for b in limited], [b.id for b in limited])
@@ -76,7 +81,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
             row.status = f"failed: {future.state.message}"
         rows.append(row)
     create_markdown_artifact(
-        markdown=report_markdown(rows),
+        markdown=report_markdown(rows, storage),
         key="membank-retention-sweep",
         description=f"{sum(r.deleted for r in rows)} expired entries deleted in {len(rows)} banks",
     )

@@ -64,6 +64,7 @@ def test_compaction_sweep_compacts_every_partition_over_a_threshold(
     markdown = artifact_markdown("membank-compaction-sweep")
     assert "| chat | acme | 2 | 1 | 0 | 0 |" in markdown
     assert "| theirs | globex | 1 | 1 | 0 | 0 |" in markdown
+    assert f"Storage: `{Path(data).resolve()}`" in markdown  # which storage was swept
 
 
 def test_failed_summaries_are_reported_and_nothing_is_deleted(
@@ -114,3 +115,4 @@ def test_retention_sweep_deletes_expired_entries_only(
     markdown = artifact_markdown("membank-retention-sweep")
     assert "| short | acme | 30 days | deleted | 4 |" in markdown
     assert "| keep | acme | indefinite | untouched | 0 |" in markdown
+    assert f"Storage: `{Path(data).resolve()}`" in markdown
