@@ -89,7 +89,8 @@ def discover(paths: Sequence[str | Path]) -> list[InputFile]:
                 )
             found.append(InputFile(path, fmt))
         else:
-            raise InvalidInput(f"{path}: no such file or folder")
+            where = "" if path.is_absolute() else f" (looked up in {Path.cwd()})"
+            raise InvalidInput(f"{path}: no such file or folder{where}")
     if not found:
         raise InvalidInput("no .jsonl, .ndjson, .csv or .parquet files found in the given paths")
     return found

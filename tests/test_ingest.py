@@ -216,9 +216,16 @@ def test_clean_run_removes_stale_rejects(ctx: Context, conv: Bank, tmp_path: Pat
     assert not source.with_name("turns.jsonl.rejects.jsonl").exists()
 
 
-def test_bad_paths_are_usage_errors(ctx: Context, conv: Bank, tmp_path: Path) -> None:
-    with pytest.raises(InvalidInput, match="no such file"):
+def test_bad_paths_are_usage_errors(
+    ctx: Context, conv: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(InvalidInput, match=r"no such file or folder$"):
         ingest(ctx, conv, [tmp_path / "missing.jsonl"])
+    monkeypatch.chdir(tmp_path)  # a relative path says where it was looked for
+    with pytest.raises(
+        InvalidInput, match=rf"in/x.jsonl: no such file .*\(looked up in {tmp_path}\)"
+    ):
+        ingest(ctx, conv, ["in/x.jsonl"])
     (tmp_path / "data.txt").write_text("x")
     with pytest.raises(InvalidInput, match="unsupported"):
         ingest(ctx, conv, [tmp_path / "data.txt"])
