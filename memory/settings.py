@@ -13,7 +13,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMBANK_", extra="ignore")
 
     uri: str = DEFAULT_URI
-    """LanceDB URI: a local folder (default `.membank`) or s3://, gs://, memory://."""
+    """LanceDB URI: a local folder (default `.membank`) or object storage (s3://, gs://), its
+    credentials and endpoint from the store's own environment variables (AWS_*, ...). Not
+    memory://: lancedb and pylance keep separate in-memory stores, so reads find nothing."""
     account: str = "local"
     """The account every bank and read is scoped to."""
     llm_model: str = "membank/extractive"

@@ -1,8 +1,10 @@
 """LanceDB storage: the bank registry and one entries table per bank. Only here is lancedb used.
 
-The URI is a local folder by default and any LanceDB URI (s3://, gs://, memory://) by config.
+The URI is a local folder by default and object storage (s3://, gs://) by config; not
+memory://, whose tables `to_lance()` (pylance, a separate in-memory store) cannot open.
 Deletions are final: `prune` rewrites fragments holding deleted rows and drops old table
-versions, so deleted text and vectors do not survive in the files.
+versions, so deleted text and vectors do not survive in the files; a rewrite whose commit
+loses a race with another process deletes the files it wrote (`rewrite.compact`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pyarrow.compute as pc
 from memory.errors import StorageError
 from memory.locks import pruning, reading
 from memory.models import Bank
-from memory.store import filters, indices
+from memory.store import filters, indices, rewrite
 from memory.store.schema import (
     BANKS_SCHEMA,
     ENTRY_COLUMNS,
@@ -253,7 +255,7 @@ class LanceStore:
             )
             table.checkout_latest()
             if merge:  # after indexing: fragments under different segments do not merge
-                table.to_lance().optimize.compact_files(target_rows_per_fragment=FRAGMENT_ROWS)
+                rewrite.compact(table.to_lance(), {"target_rows_per_fragment": FRAGMENT_ROWS})
                 table.checkout_latest()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -285,12 +287,15 @@ class LanceStore:
             try:
                 table.checkout_latest()
                 rebuild = indices.rebuild_on_prune(table)
-                table.to_lance().optimize.compact_files(
-                    materialize_deletions=True,
-                    materialize_deletions_threshold=0.0,
-                    # the default target (1M rows) would merge untouched neighbours too
-                    target_rows_per_fragment=FRAGMENT_ROWS,
-                    defer_index_remap=rebuild,
+                rewrite.compact(
+                    table.to_lance(),
+                    {
+                        "materialize_deletions": True,
+                        "materialize_deletions_threshold": 0.0,
+                        # the default target (1M rows) would merge untouched neighbours too
+                        "target_rows_per_fragment": FRAGMENT_ROWS,
+                        "defer_index_remap": rebuild,
+                    },
                 )
                 table.checkout_latest()
                 if indices.remap_pending(table):  # this prune's, or one interrupted before
