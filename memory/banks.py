@@ -273,6 +273,8 @@ def update(
     """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
     bank = get(ctx, ref)
     updated = apply_update(bank, request, now=ctx.clock.now(), api_version=api_version)
+    if updated.model_copy(update={"updated_at": bank.updated_at}) == bank:
+        return bank  # nothing changed: the record and its updated_at stay as they are
     if updated.name == bank.name:
         ctx.store.put_bank(updated)
     else:

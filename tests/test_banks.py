@@ -94,6 +94,14 @@ def test_update_applies_sent_fields_only(ctx: Context, clock: FixedClock) -> Non
         banks.get(ctx, "b")
 
 
+def test_update_that_changes_nothing_keeps_updated_at(ctx: Context, clock: FixedClock) -> None:
+    bank = _create(ctx, "b", type="conversation", max_tokens=500, description="d")
+    clock.advance(timedelta(hours=1))
+    same = banks.update(ctx, "b", BankUpdate(max_tokens=500, description="d"))
+    assert same == bank and banks.get(ctx, "b").updated_at == bank.updated_at
+    assert banks.update(ctx, "b", BankUpdate()) == bank
+
+
 def test_update_to_a_taken_name_is_conflict(ctx: Context) -> None:
     _create(ctx, "one")
     two = _create(ctx, "two")

@@ -214,6 +214,7 @@ def test_bank_templates_and_modes_commands(tmp_path: Path) -> None:
     retype.failed(2, "type")
     unknown.failed(3, "no-such-bank")
     bad_mode.failed(2, "turbo", *modes())
+    here(data, "bank", "update", "support").failed(2, "nothing to update")
     here(data, "bank", "update", "support", "--mode", "fast").failed(2, "mode")
     here(data, "bank", "update", "support", "--type", "bogus").failed(2, "type")
     here(data, "bank", "update", "support", "--max-tokens", "-3").failed(2, "negative")

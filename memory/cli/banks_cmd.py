@@ -7,6 +7,7 @@ from typing import Any
 
 from memory.cli.args import context, non_negative, retention_days
 from memory.cli.output import emit_json, say, table
+from memory.errors import InvalidInput
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -99,7 +100,14 @@ def _update(args: argparse.Namespace) -> int:
     from memory import banks
     from memory.models import BankUpdate
 
-    bank = banks.update(context(args), args.bank, BankUpdate(**_settings(args)))
+    settings = _settings(args)
+    if not settings:
+        raise InvalidInput(
+            "nothing to update: give at least one of --name, --description, "
+            "--compaction-prompt, --max-tokens, --max-turns, --retention-days, "
+            "--retention-indefinite"
+        )
+    bank = banks.update(context(args), args.bank, BankUpdate(**settings))
     return _show_bank(args, bank)
 
 
