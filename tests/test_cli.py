@@ -291,6 +291,7 @@ def test_entry_commands(tmp_path: Path) -> None:
     here(data, "write", "chat", "--key", "t1", "--speaker", "ann", "   ").failed(2, "empty")
     here(data, "write", "chat", "--key", "t1", "--speaker", "ann", "a\udcffb").failed(2, "UTF-8")
     here(data, "search", "chat", "refund", "--since", "last tuesday").failed(2, "--since")
+    here(data, "search", "chat", "refund", "--since", "2999-01-01").failed(2, "in the future")
     here(data, "search", "chat", "refund", "-k", "0").failed(2, "-k")
     here(data, "search", "chat", "   ").failed(2, "empty")
     here(data, "forget", "chat", "no-such-entry").failed(3, "no-such-entry")

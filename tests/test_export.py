@@ -569,6 +569,7 @@ def test_cli_export_rejects_empty_frames_and_stdout(
     for frame in (
         ["--since", "2026-11-21", "--until", "2026-11-20"],
         ["--since", "2026-11-21T00:00", "--until", "2026-11-21T00:00"],
+        ["--since", "2999-01-01"],  # after now, with no --until: the frame runs to now
     ):
         assert main([*base, *frame]) == 2
         assert "the time frame is empty" in capsys.readouterr().err

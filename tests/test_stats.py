@@ -207,6 +207,8 @@ def test_cli_stats(
     assert main(["stats", "support", "--since", "2026-10-25", "--until", "2026-10-30T00:00"]) == 0
     assert "total entries         1" in capsys.readouterr().out
     assert main(["stats", "support", "--days", "3", "--since", "2026-10-01"]) == 2
+    assert main(["stats", "support", "--since", "2999-01-01"]) == 2  # a frame after now
+    assert "is in the future" in capsys.readouterr().err
     assert main(["stats", "nope"]) == 3
 
 

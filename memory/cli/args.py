@@ -68,7 +68,8 @@ def time_range(since: str | None, until: str | None) -> tuple[datetime | None, d
     """Return --since and --until parsed (a date-only --until ends with its day).
 
     Raises:
-        InvalidInput: either is not a date, or --since is not before --until.
+        InvalidInput: either is not a date, --since is not before --until, or --since is
+            after now with no --until (the frame runs to now, so it is empty).
     """
     start = parse_time(since, "--since")
     end = parse_time(until, "--until", whole_day=True)
@@ -76,6 +77,11 @@ def time_range(since: str | None, until: str | None) -> tuple[datetime | None, d
         raise InvalidInput(
             f"--since {since} is not before --until {until}: the time frame is empty "
             "(--until is exclusive for a date-time and includes the whole day for a date)"
+        )
+    if start is not None and end is None and start > datetime.now(UTC):
+        raise InvalidInput(
+            f"--since {since} is in the future: the time frame (to now) is empty; "
+            "give an earlier --since"
         )
     return start, end
 
