@@ -18,7 +18,7 @@ from memory.chunking import Chunks, chunk_many
 from memory.config import Mode, get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.models import MEMORY_TYPES, Bank, Entry, EntryIn, EntryKind
+from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, Entry, EntryIn, EntryKind
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS, index_text
 from memory.text import check_one_line
@@ -87,7 +87,7 @@ def validate(bank: Bank, item: EntryIn) -> EntryIn:
     return item
 
 
-def _validated(bank: Bank, item: EntryIn) -> tuple[str, str]:
+def _validated(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> tuple[str, str]:
     """Check `item` as `validate` does; returns its metadata and attachments as JSON text."""
     size = _check_text("content", item.content)
     _check_label("key", item.key, MAX_KEY_LENGTH)
@@ -104,6 +104,11 @@ def _validated(bank: Bank, item: EntryIn) -> tuple[str, str]:
                 "(--speaker NAME)"
             )
         _check_label("speaker", item.speaker, MAX_SPEAKER_LENGTH)
+        if kind == "entry" and item.speaker == SUMMARY_SPEAKER:
+            raise InvalidInput(
+                f"speaker {SUMMARY_SPEAKER!r} is reserved for compaction summaries: "
+                "give the entry another speaker"
+            )
         if item.memory_type is not None:
             raise InvalidInput("memory types belong to general banks; drop --memory-type")
     else:
@@ -146,7 +151,7 @@ def write(
     if not items:
         return []
     with _gc_paused():
-        stored_json = [_validated(bank, item) for item in items]
+        stored_json = [_validated(bank, item, kind) for item in items]
         mode = get_mode(bank.mode)
         written, columns = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
         embed_texts = [

@@ -13,6 +13,8 @@ SearchMethod = Literal["hybrid", "vector", "fts"]
 
 SUMMARY_TAG = "compaction-summary"
 """Tag carried by every compaction summary entry, so users can tell it from their own."""
+SUMMARY_SPEAKER = "compaction-summary"
+"""Speaker of compaction summaries in conversation banks; reserved (no entry may use it)."""
 
 MEMORY_TYPES = ("fact", "preference", "relationship", "instruction")
 """Optional memory types of general-bank entries."""

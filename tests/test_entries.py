@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,12 @@ import pytest
 
 import memory.store.indices as store_indices
 from memory import banks, entries, search, tokens
+from memory.chunking import chunk_many, chunk_text
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.models import MEMORY_TYPES, Bank, BankCreate, EntryIn, SearchQuery
+from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, SearchQuery
 from memory.store import filters
 
 
@@ -47,6 +49,14 @@ def test_conversation_entry_needs_a_speaker(ctx: Context, conv: Bank, speaker: s
     with pytest.raises(InvalidInput, match="speaker"):
         entries.write(ctx, conv, [EntryIn(key="k", content="hi", speaker=speaker)])
     assert _rows(ctx, conv) == 0
+
+
+def test_the_summary_speaker_is_reserved(ctx: Context, conv: Bank) -> None:
+    with pytest.raises(InvalidInput, match="reserved for compaction summaries"):
+        entries.write(ctx, conv, [_said("k", "hi", speaker=SUMMARY_SPEAKER)])
+    assert _rows(ctx, conv) == 0
+    entries.write(ctx, conv, [_said("k", "a summary", speaker=SUMMARY_SPEAKER)], kind="summary")
+    assert _rows(ctx, conv) == 1
 
 
 def test_general_entry_rejects_speaker_and_role(ctx: Context, gen: Bank) -> None:
@@ -326,6 +336,108 @@ def test_long_entry_is_chunked_by_the_mode(ctx: Context, mode: str) -> None:
 def test_short_entry_is_one_chunk(ctx: Context, gen: Bank) -> None:
     (entry,) = entries.write(ctx, gen, [EntryIn(key="k", content="just a few words")])
     assert _rows(ctx, gen, filters.equals("entry_id", entry.id)) == 1
+
+
+REPEATED_CJK = (
+    "東京の天気は晴れです。明日は雨が降るでしょう。富士山が見えます。🚀🔭🎉 " * 12
+).strip()
+UNICODE_BLOCKS = [
+    (0x21, 0x7E), (0xA1, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x6FF),
+    (0x900, 0x97F), (0x0E00, 0x0E7F), (0x2010, 0x2027), (0x3001, 0x30FF), (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3), (0x1F300, 0x1FAFF), (0x20000, 0x2A6DF), (0xFB00, 0xFB4F),
+]  # fmt: skip
+
+
+def _random_unicode(seed: int, length: int = 1500) -> str:
+    """Return random characters from many scripts (astral ones too), with some whitespace."""
+    rng = random.Random(seed)
+    chars = []
+    for _ in range(length):
+        if rng.random() < 0.12:
+            chars.append(rng.choice([" ", " ", "\n", "\t", "\u3000", "\u200d", "\ufe0f"]))
+        else:
+            low, high = rng.choice(UNICODE_BLOCKS)
+            chars.append(chr(rng.randint(low, high)))
+    return "".join(chars)
+
+
+NON_ASCII_TEXTS = {
+    "cjk": REPEATED_CJK,
+    "chinese": "".join(f"第{i}章：我们明天在北京见面，然后一起去长城。" for i in range(60)),
+    "korean": "".join(f"서울에서 {i}번 만나요. 내일은 비가 올 거예요. " for i in range(40)),
+    "emoji": "".join(random.Random(9).choices("😀👍🏽👨‍👩‍👧‍👦🇫🇷❤️🎉🚀🔭🐍 ", k=1200)),
+    "mixed": " ".join(
+        f"naïve café Ærøskøbing Москва ΑΘΗΝΑ שלום مرحبا नमस्ते 東京で会いましょう {i} 我们明天见"
+        " 서울에서 만나요 🙂🙂 ๑๒๓ สวัสดี 𠀀𠀁𠀂"
+        for i in range(25)
+    ),
+    **{f"random{seed}": _random_unicode(seed) for seed in range(4)},
+}
+
+
+def _starts(content: str, chunks: list[str]) -> list[int] | None:
+    """Return where each chunk lies in `content` when, with their overlaps removed, they
+    make up `content` exactly (each starts after the previous one's start, no later than
+    its end); None when they do not."""
+    paths: dict[tuple[int, int], list[int]] = {(-1, 0): []}  # (start, end) -> starts so far
+    for chunk in chunks:
+        found: dict[tuple[int, int], list[int]] = {}
+        for (start, end), starts in paths.items():
+            at = content.find(chunk, start + 1)
+            while 0 <= at <= end:
+                if chunk and (at == 0 or starts):
+                    found.setdefault((at, at + len(chunk)), [*starts, at])
+                at = content.find(chunk, at + 1)
+        paths = found
+    whole = [starts for (_, end), starts in paths.items() if end == len(content)]
+    return whole[0] if whole else None
+
+
+def _check_chunks(
+    content: str, texts: list[str], size: int, *, fits: bool = True, name: str = ""
+) -> None:
+    assert texts, name
+    if "\ufffd" not in content:
+        assert not [t for t in texts if "\ufffd" in t], f"{name}: a chunk splits a character"
+    assert _starts(content, texts) is not None, f"{name}: the chunks do not make up the content"
+    if fits:
+        assert max(len(tokens.encode(t)) for t in texts) <= size, name
+
+
+ASCII_TEXTS = [
+    _long_text(400, tail="zanzibarquartz"),
+    "def f(x):\n\treturn x ** 2  # twice\n\n" * 80,
+    "I'm sure you'll LOVE it, isn't it? 1234567 items at 3.14159 each. " * 50,
+]
+
+
+@pytest.mark.parametrize("mode", ["fast", "balanced", "accurate"])
+def test_chunks_never_split_a_character(mode: str) -> None:
+    """ASCII text: the plain token windows, as before; other text: windows moved to
+    character edges, within the mode's size, together making up the whole text."""
+    spec = get_mode(mode)
+    size, overlap = spec.chunk_size, spec.chunk_overlap
+    for content in ASCII_TEXTS:
+        texts = chunk_text(content, size=size, overlap=overlap).texts
+        assert texts == _expected_chunks(content, size, overlap)
+        _check_chunks(content, texts, size)
+    for name, content in NON_ASCII_TEXTS.items():
+        chunked = chunk_text(content, size=size, overlap=overlap)
+        assert len(tokens.encode(content)) > 2 * size and len(chunked.texts) >= 3, name
+        assert chunked.token_count == len(tokens.encode(content)), name
+        _check_chunks(content, chunked.texts, size, name=name)
+        assert chunk_many([content], size=size, overlap=overlap) == [chunked], name
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(1, 0), (2, 1), (3, 0), (4, 2), (7, 3), (16, 15)])
+def test_tiny_windows_keep_characters_whole_and_end(size: int, overlap: int) -> None:
+    """A window holding no character edge grows to the next one: such a chunk is the only
+    kind over `size` tokens, and holds one character (or a few sharing a token)."""
+    for name in ["emoji", "random0", "random1"]:
+        content = NON_ASCII_TEXTS[name][:300]
+        texts = chunk_text(content, size=size, overlap=overlap).texts
+        _check_chunks(content, texts, size, fits=False, name=name)
+        assert all(len(tokens.encode(t)) <= size or len(t) <= 3 for t in texts), name
 
 
 # forget -----------------------------------------------------------------------------------
