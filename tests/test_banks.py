@@ -283,6 +283,12 @@ def test_at_least_six_templates() -> None:
     assert {t.type for t in found.values()} == {"conversation", "general"}
 
 
+def test_template_prompts_are_one_paragraph() -> None:
+    # a YAML literal block kept the file's line breaks mid-sentence in every prompt
+    prompts = [t.compaction_prompt for t in templates().values() if t.compaction_prompt]
+    assert prompts and all("\n" not in p and p.endswith(".") for p in prompts)
+
+
 @pytest.mark.parametrize("name", sorted(templates()))
 def test_template_prefills_settings(ctx: Context, name: str) -> None:
     template = templates()[name]
