@@ -183,6 +183,9 @@ def test_estimate_counts_and_sizes_without_writing(
     actual = export(ctx, bank, "json", out)
     assert guess.entries == actual.entries == 4
     assert abs(guess.bytes - actual.bytes) <= 0.1 * actual.bytes
+    small = estimate(ctx, bank, "parquet")  # a small file is mostly schema and footer
+    written = export(ctx, bank, "parquet", tmp_path / "bank.parquet")
+    assert abs(small.bytes - written.bytes) <= 0.3 * written.bytes
     by_key = estimate(ctx, bank, "parquet", ExportFilters(speaker="bob"), with_vectors=True)
     assert by_key.entries == 1
     assert by_key.bytes >= get_mode(bank.mode).dims * 4
