@@ -25,6 +25,7 @@ WORD_CACHE_LENGTH = 48
 class _Encoding(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
     def decode(self, tokens: list[int]) -> str: ...
+    def decode_single_token_bytes(self, token: int) -> bytes: ...
 
 
 def _litellm_tokenizer_dir() -> Path:
@@ -52,6 +53,12 @@ def encode(text: str) -> list[int]:
 def decode(tokens: list[int]) -> str:
     """Return the text of cl100k token ids."""
     return encoding().decode(tokens)
+
+
+def starts_character(token: int) -> bool:
+    """Return whether token id `token`'s bytes start a UTF-8 character (a cut before it
+    splits no character); a multi-byte character can span several tokens."""
+    return encoding().decode_single_token_bytes(token)[0] & 0xC0 != 0x80
 
 
 def count_tokens(text: str) -> int:
