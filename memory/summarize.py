@@ -25,6 +25,11 @@ LABEL = "[extractive summary]"
 _SPEAKER = re.compile(r"^(?P<speaker>[^\s:<>\[\]][^:\n]{0,40}?):\s+(?P<content>\S.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+|\s+(?=[-–—]\s)|(?<=\s[-–—])\s+")
+_PHRASE_BREAK = re.compile(
+    r"\s+(?=(?:in|of|for|with|at|on|to|from|by|and|or|but|that|which|who|because|while|"
+    r"after|before|until|since)\s)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[A-Za-z0-9][\w'’&-]*")
 _BUDGET_LINE = re.compile(r"^Token budget:\s*(\d+)\s*$", re.MULTILINE)
 _TRAILING = ",;:-–— "
@@ -155,6 +160,17 @@ def _clauses(content: str) -> list[str]:
     return pieces
 
 
+def _phrases(clause: str) -> list[str]:
+    """Return clause cut before prepositions and conjunctions, pieces of at least 3 words."""
+    merged: list[str] = []
+    for part in filter(None, _PHRASE_BREAK.split(clause)):
+        if merged and (len(part.split()) < 3 or len(merged[-1].split()) < 3):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
 def _compress(clause: str, names: frozenset[str]) -> str:
     """Return clause without greetings, interjections, filler adverbs and vocatives."""
 
@@ -194,8 +210,14 @@ def _salient(text: str, words: set[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _units(lines: Sequence[str], previous_summary: str, *, raw: bool = False) -> list[_Unit]:
-    """Return the candidate clauses of the previous summary and the lines, in order."""
+def _units(
+    lines: Sequence[str], previous_summary: str, *, raw: bool = False, limit: int | None = None
+) -> list[_Unit]:
+    """Return the candidate clauses of the previous summary and the lines, in order.
+
+    A clause whose output line would cost more than `limit` tokens (so it could never be
+    picked) is cut into phrases (`_phrases`), which compete like clauses.
+    """
     sources: list[tuple[str | None, str, bool]] = []
     tagged = [(line, True) for line in previous_summary.splitlines()]
     for line, favoured in tagged + [(line, False) for line in lines]:
@@ -207,8 +229,12 @@ def _units(lines: Sequence[str], previous_summary: str, *, raw: bool = False) ->
     mentioned: set[str] = set()
     for group, (speaker, content, favoured) in enumerate(sources):
         prefix = f"{speaker}: " if speaker else ""
+        pieces: list[str] = []
         for clause in _clauses(content):
             text = clause if raw else _compress(clause, names)
+            too_long = limit is not None and count_tokens(prefix + text) + 1 > limit
+            pieces.extend(_phrases(text) if too_long else [text])
+        for text in pieces:
             sequence = (
                 [w.lower() for w in _WORD.findall(text)] if raw else _content_words(text, names)
             )
@@ -312,8 +338,18 @@ def _numbers(sequence: Sequence[str]) -> list[str]:
     return [word for word in sequence if any(c.isdigit() for c in word)]
 
 
-def _select(units: Sequence[_Unit], weights: dict[str, float], budget: int) -> list[_Unit]:
-    """Return the units picked greedily by marginal value per token, fitting in budget."""
+def _select(
+    units: Sequence[_Unit],
+    weights: dict[str, float],
+    budget: int,
+    *,
+    favoured_cap: int | None = None,
+) -> list[_Unit]:
+    """Return the units picked greedily by marginal value per token, fitting in budget.
+
+    With `favoured_cap`, units of the previous summary take at most that many tokens.
+    """
+    favoured_used = 0
     covered: Counter[str] = Counter()
     by_word: dict[str, list[_Unit]] = {}
     heap = [(-_value(unit, covered, weights), unit.position) for unit in units]
@@ -336,6 +372,10 @@ def _select(units: Sequence[_Unit], weights: dict[str, float], budget: int) -> l
             delta += _link(unit, after) - _link(before, after)
         if used + delta > budget or _near_duplicate(unit, by_word):
             continue
+        if unit.favoured and favoured_cap is not None:
+            if favoured_used + delta > favoured_cap:
+                continue
+            favoured_used += delta
         chosen.insert(index, unit)
         positions.insert(index, position)
         used += delta
@@ -392,13 +432,27 @@ def extractive_summary(
 
     Raises:
         ValueError: If budget_tokens cannot hold the label line and a few words.
+
+    Small budgets: a clause too long to fit in the budget on its own is cut into phrases
+    (before prepositions and conjunctions), so the summary keeps the most informative
+    phrases rather than the leading words of one clause. The previous summary is favoured
+    (information is carried forward), but a summary must take something from the new lines:
+    when the previous summary's clauses would fill the whole budget and leave out every new
+    line, the selection is redone with the previous summary limited to half the budget.
+    This only happens when the budget cannot hold the previous summary plus any new fact, so
+    a summary that is full turns over instead of freezing on its oldest content.
     """
     floor = count_tokens(LABEL) + 4
     if budget_tokens < floor:
         raise ValueError(f"budget_tokens={budget_tokens} is too small; use at least {floor}")
-    units = _units(lines, previous_summary) or _units(lines, previous_summary, raw=True)
+    room = budget_tokens - count_tokens(LABEL)
+    units = _units(lines, previous_summary, limit=room) or _units(
+        lines, previous_summary, raw=True, limit=room
+    )
     weights = _weights(units)
-    chosen = _select(units, weights, budget_tokens - count_tokens(LABEL))
+    chosen = _select(units, weights, room)
+    if all(u.favoured for u in chosen) and not all(u.favoured for u in units):
+        chosen = _select(units, weights, room, favoured_cap=room // 2)
     while chosen and count_tokens(summary := _render(chosen)) > budget_tokens:
         chosen.remove(min(chosen, key=lambda u: _value(u, Counter(), weights)))
     if chosen:

@@ -343,3 +343,40 @@ def test_untriggered_bank_never_compacts(ctx: Context, scripted: ScriptedComplet
     assert compaction.compact_bank(ctx, bank) == []
     assert compaction.compact_partition(ctx, bank, "k").status == "under_threshold"
     assert len(entries.load(ctx, bank, "k")) == 40
+
+
+def test_small_max_tokens_keeps_the_newest_fact_and_more_than_one_fact(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    # each entry is 26 tokens; summary budget 25, room for kept entries 25: none fits
+    bank = make_bank(ctx, name="tok", type="general", max_tokens=100, compaction_prompt="Sum.")
+    for i in range(1, 9):
+        text = (
+            f"Fact number {i}: the warehouse in sector {i} stores exactly {i}00 crates of blue "
+            "ceramic tiles for the spring renovation project."
+        )
+        entries.write(ctx, bank, [EntryIn(key="g", content=text)])
+        stored = entries.load(ctx, bank, "g")
+        assert stored[-1].kind == "entry" and stored[-1].content == text
+    stored = entries.load(ctx, bank, "g")
+    held = {i for i in range(1, 9) if any(f"{i}00 crates" in e.content for e in stored)}
+    assert 8 in held and len(held) > 1
+    summaries = [e for e in stored if e.kind == "summary"]
+    assert len(summaries) == 1 and "Fact number 1:" not in summaries[0].content  # turned over
+
+
+def test_newest_entry_alone_over_max_tokens_does_not_loop(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, name="big", type="general", max_tokens=100, compaction_prompt="Sum.")
+    entries.write(ctx, bank, [EntryIn(key="g", content="small note about 42 apples")])
+    huge = " ".join(f"word{n}" for n in range(200))
+    entries.write(ctx, bank, [EntryIn(key="g", content=huge)])  # inline: summarises the note
+    stored = entries.load(ctx, bank, "g")
+    assert [e.kind for e in stored] == ["summary", "entry"] and stored[1].content == huge
+    calls = extractive.calls
+    for _ in range(3):  # still over max_tokens, but nothing new to fold: no compaction
+        (result,) = compaction.compact_bank(ctx, bank)
+        assert result.status == "irreducible" and result.reasons and result.covered == 0
+    assert extractive.calls == calls
+    assert [e.id for e in entries.load(ctx, bank, "g")] == [e.id for e in stored]

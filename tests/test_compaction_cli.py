@@ -56,6 +56,15 @@ def test_compact_now_through_litellm_offline_model(data: str, local: Context) ->
     assert code == 0 and "under_threshold" in out
 
 
+def test_compact_explains_an_irreducible_partition(data: str, local: Context) -> None:
+    bank = make_bank(local, max_tokens=5)
+    write_turns(local, bank, "k", 1)  # one turn over max_tokens on its own
+    code, out, _ = run("compact", "chat", "--data", data)
+    assert code == 0
+    assert "irreducible" in out and "newest entry (always kept verbatim)" in out
+    assert len(entries.load(local, bank, "k")) == 1
+
+
 def test_failed_summary_exits_1_and_keeps_entries(
     data: str, local: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:

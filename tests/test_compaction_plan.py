@@ -91,10 +91,27 @@ def test_kept_entries_are_a_contiguous_newest_suffix() -> None:
     assert plan.covered == ("e0", "e1", "e2")
 
 
-def test_huge_newest_entry_is_summarised_too() -> None:
+def test_huge_newest_entry_is_kept_verbatim() -> None:
     plan = plan_partition(bank(max_tokens=1000), "k", rows(10, 5000))
-    assert plan.kept == ()
-    assert plan.covered == ("e0", "e1")
+    assert plan.action == "summarize"
+    assert plan.kept == ("e1",) and plan.kept_tokens == 5000
+    assert plan.covered == ("e0",)
+
+
+def test_newest_entry_is_kept_even_when_it_alone_exceeds_the_room() -> None:
+    # max_tokens 100: summary budget 25, room for kept entries 50 - 25 = 25 < 26
+    plan = plan_partition(bank(max_tokens=100), "k", rows(26, 26, 26, 26))
+    assert plan.kept == ("e3",)
+    assert plan.covered == ("e0", "e1", "e2")
+
+
+@pytest.mark.parametrize("prompt", ["Keep facts.", None])
+def test_only_summaries_and_the_newest_entry_left_plans_nothing(prompt: str | None) -> None:
+    # over max_tokens, but covering the summary alone would only rewrite it: no compaction
+    b = bank(max_tokens=100, compaction_prompt=prompt)
+    for partition in (rows(25, 500, kinds={0: "summary"}), rows(500)):
+        plan = plan_partition(b, "k", partition)
+        assert plan.reasons and plan.action == "none" and plan.covered == ()
 
 
 def test_previous_summary_is_covered_so_it_is_carried_forward() -> None:
@@ -120,6 +137,9 @@ def test_turns_only_budget_is_the_default() -> None:
     assert summary_budget(bank(max_tokens=40)) == 24  # floor
 
 
-def test_smallest_turn_threshold_still_compacts_to_one_summary() -> None:
+def test_smallest_turn_threshold_keeps_the_newest_beside_the_summary() -> None:
     plan = plan_partition(bank(max_turns=1), "k", rows(3, 3))
-    assert plan.kept == () and plan.covered == ("e0", "e1")
+    assert plan.kept == ("e1",) and plan.covered == ("e0",)
+    # the partition (summary + newest) stays over max_turns; with nothing new, nothing to do
+    after = plan_partition(bank(max_turns=1), "k", rows(3, 3, kinds={0: "summary"}))
+    assert after.reasons and after.action == "none"

@@ -126,10 +126,28 @@ def test_carries_the_previous_summary_forward() -> None:
 
 def test_previous_summary_is_favoured_over_an_equal_new_fact() -> None:
     previous = "Carol: The garage code is 4471."
-    new = ["Dave: Locker code: 9902."]  # unfavoured, it would win: fewer tokens
-    assert "9902" in extractive_summary([previous, *new], 18)
-    summary = extractive_summary(new, 18, previous_summary=previous)
-    assert "4471" in summary and "9902" not in summary
+    new = ["Dave: Locker code: 9902.", "Erin: Gym code: 3310."]  # unfavoured, both win
+    assert "4471" not in extractive_summary([previous, *new], 26)
+    summary = extractive_summary(new, 26, previous_summary=previous)
+    assert "4471" in summary and "9902" in summary and "3310" not in summary
+
+
+def test_a_full_previous_summary_yields_to_new_lines_instead_of_freezing() -> None:
+    # room for one fact: the previous summary would fill it and leave out every new line
+    previous = "Carol: The garage code is 4471."
+    summary = extractive_summary(["Dave: Locker code: 9902."], 18, previous_summary=previous)
+    assert "9902" in summary and count_tokens(summary) <= 18
+
+
+def test_clauses_longer_than_the_budget_are_cut_into_phrases() -> None:
+    facts = [
+        f"Fact number {i}: the warehouse in sector {i} stores exactly {i}00 crates of blue "
+        "ceramic tiles for the spring renovation project."
+        for i in (1, 2, 3)
+    ]
+    summary = extractive_summary(facts, 25)
+    assert count_tokens(summary) <= 25 and "…" not in summary
+    assert "stores exactly 100 crates" in summary
 
 
 def test_is_deterministic_across_hash_seeds() -> None:
@@ -165,10 +183,10 @@ def test_long_single_entry_is_truncated_not_dropped() -> None:
 
 
 def test_a_clause_cut_to_fit_ends_in_an_ellipsis() -> None:
-    line = "Bob: " + " and ".join(f"item{n} costs {n} dollars" for n in range(50))
+    line = "Bob: " + " plus ".join(f"item{n} costs {n} dollars" for n in range(50))
     summary = extractive_summary([line], 20)
     assert count_tokens(summary) <= 20
-    assert summary.startswith(f"{LABEL}\nBob: item0 costs 0 dollars and")
+    assert summary.startswith(f"{LABEL}\nBob: item0 costs 0 dollars plus")
     assert summary.endswith(" …")
 
 

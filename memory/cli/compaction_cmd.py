@@ -63,6 +63,11 @@ def _compact(args: argparse.Namespace) -> int:
             for r in results
         ]
         say(table(rows, ["key", "status", "over", "covered", "kept", "recovered", "error"]))
+        if any(r.status == "irreducible" for r in results):
+            say(
+                "irreducible: over a threshold with only the newest entry (always kept verbatim) "
+                "and summaries left; it compacts once more entries arrive"
+            )
         _say_summaries(bank.name, [r for r in results if r.summary is not None])
     for r in failed:
         sys.stderr.write(f"membank: compaction of {r.key!r} failed, entries kept: {r.error}\n")

@@ -41,17 +41,19 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.locks import partition_lock
-from memory.models import SUMMARY_TAG, Bank, Entry, EntryIn
+from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
 from memory.store import filters
 from memory.sweeps import scoped
 
-SUMMARY_SPEAKER = "compaction-summary"
-"""Speaker of summaries in conversation banks: says the entry is a compaction summary."""
 SUMMARY_ROLE = "system"
 DEFAULT_WAIT_SECONDS = 120.0
 """How long on-demand and sweep compactions wait for a partition another process holds."""
 
-Status = Literal["compacted", "dropped", "under_threshold", "busy", "failed", "conflict"]
+Status = Literal[
+    "compacted", "dropped", "under_threshold", "irreducible", "busy", "failed", "conflict"
+]
+"""`irreducible`: over a threshold, but only the newest entry and previous summaries are left
+(see `plan`): nothing was done, and nothing will be until more entries arrive."""
 STEPS = ("recovered", "planned", "summarized", "summary_stored", "deleted", "pruned", "saved")
 """Checkpoints passed to the fault-injection hook, in order."""
 
@@ -180,7 +182,7 @@ def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> Compacti
         bank_id=bank.id,
         bank_name=bank.name,
         key=key,
-        status="under_threshold",
+        status="irreducible" if plan.reasons else "under_threshold",
         reasons=list(plan.reasons),
         recovered=len(doomed),
         entries_before=plan.entries_before,

@@ -12,7 +12,15 @@ clearly under them and does not trigger again on the next write:
   counts as one entry;
 - the newest entries are kept verbatim, newest first, while they fit in what the target
   leaves (tokens and turns); the first one that does not fit and everything older is
-  covered: summarised together with any previous summary, or, with no prompt, deleted.
+  covered: summarised together with any previous summary, or, with no prompt, deleted;
+- the newest entry is always kept verbatim, even when it alone exceeds what the target
+  leaves: a write is never summarised (or deleted) by the compaction it triggered;
+- a compaction must cover at least one entry that is not a summary. When it would not (the
+  partition is only previous summaries and the newest entry, e.g. one entry over
+  `max_tokens`), the plan is "none": the partition stays over its thresholds until more
+  entries arrive, and every later check (inline or sweep) plans nothing again instead of
+  re-summarising a summary alone. Such a partition still gets compacted by the next write
+  that adds an older-than-newest entry to cover.
 """
 
 from __future__ import annotations
@@ -119,13 +127,16 @@ def plan_partition(bank: Bank, key: str, rows: Sequence[PartitionRow]) -> Compac
     kept_count = 0
     kept_tokens = 0
     for row in reversed(rows):
-        if turn_room is not None and kept_count + 1 > turn_room:
+        newest = kept_count == 0 and row.kind != "summary"
+        if not newest and turn_room is not None and kept_count + 1 > turn_room:
             break
-        if token_room is not None and kept_tokens + row.token_count > token_room:
+        if not newest and token_room is not None and kept_tokens + row.token_count > token_room:
             break
         kept_count += 1
         kept_tokens += row.token_count
     split = len(rows) - kept_count
+    if all(row.kind == "summary" for row in rows[:split]):
+        return base  # nothing new to fold: covering only summaries would just rewrite them
     return CompactionPlan(
         bank_id=bank.id,
         key=key,
