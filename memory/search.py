@@ -6,6 +6,15 @@ are min-max normalised to [0, 1] and averaged (an entry missing from a list gets
 Unlike reciprocal-rank fusion, this keeps how far ahead a list's best hit is, so a confident
 match in one list is not diluted by the other list's guesses (on LoCoMo, RRF with the usual
 k=60 fell below BM25 alone). `fuse` (RRF) stays available.
+
+Results do not depend on k: a smaller k returns exactly the first k hits of a larger k, with
+the same scores. For that, each list is normalised over a fixed depth, not over however many
+rows k made it fetch: its top score maps to 1 and the score of its `FUSION_DEPTH`-th entry
+(its last, if it has fewer) to 0, lower scores clip to 0. Each list is ranked by score, then
+entry id; a fetch only trusts entries scored above the last row it returned (rows tied with
+that one may have been cut off arbitrarily) and fetches deeper until enough are trusted.
+Fused ties (in practice the 0-scored tail) are broken by the entry's best rank in either
+list, then by entry id. Entry ids are random, so id order is arbitrary but fixed.
 """
 
 from __future__ import annotations
@@ -26,8 +35,13 @@ from memory.store.schema import ENTRY_COLUMNS
 MAX_K = 1000
 OVERFETCH = 4
 """Chunk rows fetched per wanted entry, so entries with many matching chunks don't crowd out."""
+FUSION_DEPTH = 40
+"""Hybrid normalises each list between its top score and the score at this entry rank."""
 MIN_FETCH = 40
-"""Fewest chunk rows fetched per list: the candidates that fusion normalises over."""
+"""Fewest chunk rows a vector-only or full-text-only search fetches."""
+FUSION_FETCH = {"vector": 48, "fts": 96}
+"""Fewest chunk rows each list of a hybrid search fetches: `FUSION_DEPTH` entries and a
+margin for ties at the cut (full-text scores often tie), so one fetch usually suffices."""
 MAX_FETCH = 20_000
 """Most chunk rows one list fetches while looking for k distinct entries."""
 RRF_K = 60
@@ -56,11 +70,17 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
     where = _where(query)
     if query.method == "hybrid":
         # the full-text query runs while this thread embeds the query and runs the vector one
-        text_rows = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where)
-        vector_rows = _ranked(ctx, bank, mode, "vector", query, where)
-        top = fuse_scores([vector_rows, text_rows.result()], WEIGHTS)[: query.k]
+        need = max(query.k, FUSION_DEPTH)
+        fetch = FUSION_FETCH
+        text_rows = _pool().submit(
+            _ranked, ctx, bank, mode, "fts", query, where, need, fetch["fts"]
+        )
+        vector_rows = _ranked(ctx, bank, mode, "vector", query, where, need, fetch["vector"])
+        rankings = [vector_rows, text_rows.result()]
+        top = fuse_scores(rankings, WEIGHTS, depth=FUSION_DEPTH)[: query.k]
     else:
-        top = _ranked(ctx, bank, mode, query.method, query, where)[: query.k]
+        top = _ranked(ctx, bank, mode, query.method, query, where, query.k, MIN_FETCH)
+        top = top[: query.k]
     _fill_content(ctx, bank, mode.dims, top)
     return [
         SearchHit(
@@ -100,15 +120,26 @@ def _where(query: SearchQuery) -> str | None:
 
 
 def _ranked(
-    ctx: Context, bank: Bank, mode: Mode, method: str, query: SearchQuery, where: str | None
+    ctx: Context,
+    bank: Bank,
+    mode: Mode,
+    method: str,
+    query: SearchQuery,
+    where: str | None,
+    need: int,
+    fetch: int,
 ) -> list[Row]:
-    """Return one row per entry (best chunk), best first, with at least k entries if any.
+    """Return one row per entry (best chunk), by score then entry id, at least `need` if any.
 
-    Fetches `OVERFETCH` chunk rows per wanted entry and, when the chunks of a few long
-    entries fill the whole fetch, fetches deeper until k entries appear or rows run out.
+    The result is the same, as far as it goes, whatever `need` and however deep the fetch:
+    when rows remain beyond the fetch, only entries scored above its last row are returned
+    (the rows tied with the last one may have been cut off arbitrarily). Fetches `OVERFETCH`
+    chunk rows per wanted entry, at least `fetch`, and fetches deeper while fewer than
+    `need` entries are certain and rows remain, up to `MAX_FETCH` rows (past which the
+    ranking is returned as it is).
     """
     vector = ctx.embedder(mode).embed([query.text])[0] if method == "vector" else None
-    limit = max(query.k * OVERFETCH, MIN_FETCH)
+    limit = max(query.k * OVERFETCH, fetch)
     while True:
         rows = ctx.store.search(
             bank.id,
@@ -121,57 +152,76 @@ def _ranked(
             columns=ENTRY_COLUMNS,
         ).to_pylist()
         ranked = best_per_entry(rows)
-        if len(ranked) >= query.k or len(rows) < limit or limit >= MAX_FETCH:
+        if len(rows) < limit or limit >= MAX_FETCH:
             return ranked
+        cut = min(float(row["_score"]) for row in rows)
+        certain = [row for row in ranked if float(row["_score"]) > cut]
+        if len(certain) >= need:
+            return certain
         limit = min(limit * OVERFETCH, MAX_FETCH)
 
 
 def best_per_entry(rows: Sequence[Row]) -> list[Row]:
-    """Return one row per entry (its best-scoring chunk), best first."""
+    """Return one row per entry (its best-scoring chunk), by score then entry id."""
     best: dict[str, Row] = {}
-    for row in sorted(rows, key=lambda r: -float(r["_score"])):
+    for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get("chunk_index", 0))):
         best.setdefault(row["entry_id"], row)
-    return list(best.values())
+    return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["entry_id"]))
 
 
-def normalise(scores: Sequence[float]) -> list[float]:
-    """Return scores min-max scaled to [0, 1] (all 1.0 when they are equal)."""
+def normalise(scores: Sequence[float], depth: int | None = None) -> list[float]:
+    """Return scores scaled to [0, 1] between the top score and the `depth`-th highest.
+
+    Scores at or below the `depth`-th highest (the lowest, when `depth` is None or beyond
+    the scores) map to 0; all map to 1.0 when the top and the floor are equal.
+    """
     if not scores:
         return []
-    low, high = min(scores), max(scores)
+    ordered = sorted(scores, reverse=True)
+    high = ordered[0]
+    low = ordered[-1] if depth is None else ordered[min(depth, len(ordered)) - 1]
     if high <= low:
-        return [1.0] * len(scores)
-    return [(s - low) / (high - low) for s in scores]
+        return [1.0 if s >= high else 0.0 for s in scores]
+    return [max(0.0, (s - low) / (high - low)) for s in scores]
 
 
 def fuse_scores(
-    rankings: Sequence[Sequence[Row]], weights: Sequence[float] | None = None
+    rankings: Sequence[Sequence[Row]],
+    weights: Sequence[float] | None = None,
+    depth: int | None = None,
 ) -> list[Row]:
     """Return entries ranked by relative score fusion of several rankings.
 
-    Each ranking's `_score`s are min-max normalised to [0, 1]; an entry's fused `_score` is
-    the weighted mean of its normalised scores (0 in a ranking that lacks it), in [0, 1].
-    Each entry keeps the row (best chunk) of the first ranking that has it; ties keep
-    first-seen order.
+    Each ranking's `_score`s are normalised to [0, 1] over its top `depth` entries (see
+    `normalise`); an entry's fused `_score` is the weighted mean of its normalised scores
+    (0 in a ranking that lacks it), in [0, 1]. Each entry keeps the row (best chunk) of the
+    first ranking that has it. Ties are broken by the entry's best (lowest) rank in any
+    ranking, then by entry id, so a ranking cut deeper only adds entries after the ones a
+    shallower cut returned (given each ranking is at least `depth` deep or complete).
     """
     weights = list(weights) if weights is not None else [1.0] * len(rankings)
     if len(weights) != len(rankings):
         raise ValueError("give one weight per ranking")
     total = sum(weights) or 1.0
     scores: dict[str, float] = {}
+    ranks: dict[str, int] = {}
     rows: dict[str, Row] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
-        scaled = normalise([float(row["_score"]) for row in ranking])
-        for row, value in zip(ranking, scaled, strict=True):
+        scaled = normalise([float(row["_score"]) for row in ranking], depth)
+        for rank, (row, value) in enumerate(zip(ranking, scaled, strict=True)):
             entry_id = row["entry_id"]
             scores[entry_id] = scores.get(entry_id, 0.0) + weight * value / total
+            ranks[entry_id] = min(rank, ranks.get(entry_id, rank))
             rows.setdefault(entry_id, row)
-    order = sorted(scores, key=lambda e: -scores[e])
+    order = sorted(scores, key=lambda e: (-scores[e], ranks[e], e))
     return [{**rows[e], "_score": scores[e]} for e in order]
 
 
 def fuse(rankings: Sequence[Sequence[Row]], k: int = RRF_K) -> list[Row]:
-    """Return entries ranked by reciprocal-rank fusion of several rankings (score = RRF sum)."""
+    """Return entries ranked by reciprocal-rank fusion of several rankings (score = RRF sum).
+
+    Ties are broken by entry id.
+    """
     scores: dict[str, float] = {}
     rows: dict[str, Row] = {}
     for ranking in rankings:
@@ -179,7 +229,7 @@ def fuse(rankings: Sequence[Sequence[Row]], k: int = RRF_K) -> list[Row]:
             entry_id = row["entry_id"]
             scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (k + rank + 1)
             rows.setdefault(entry_id, row)
-    order = sorted(scores, key=lambda e: -scores[e])
+    order = sorted(scores, key=lambda e: (-scores[e], e))
     return [{**rows[e], "_score": scores[e]} for e in order]
 
 

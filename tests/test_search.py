@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -289,3 +290,73 @@ def test_search_of_an_empty_or_reset_bank_is_empty(ctx: Context, conv: Bank) -> 
     banks.reset_source(ctx, conv.id)
     for method in METHODS:
         assert _ids(ctx, conv, text="anything", method=method) == []
+
+
+# results do not depend on k -----------------------------------------------------------------
+
+_COLOURS = ["red", "green", "blue", "amber", "violet"]
+_THINGS = ["kite", "boat", "lamp", "drum", "coat", "bell"]
+_PLACES = ["garden", "harbour", "attic", "market", "station"]
+_QUERIES = [
+    "red kite",
+    "a blue boat in the harbour",
+    "lamp",
+    "violet drum at the station",
+    "kite garden number 7",
+    "who keeps an amber bell",
+]
+
+
+@pytest.fixture
+def crowd(ctx: Context) -> Bank:
+    """300 short entries from a small vocabulary: many equal full-text and vector scores."""
+    bank = banks.create(ctx, BankCreate(name="crowd", type="general"))
+    combos = [(c, t, p) for c in _COLOURS for t in _THINGS for p in _PLACES]
+    contents = [f"{c} {t} in the {p} number {i}" for i, (c, t, p) in enumerate(combos)]
+    contents += [f"the {p} keeps a {c} {t}" for c, t, p in combos]
+    entries.write(ctx, bank, [EntryIn(key="k", content=text) for text in contents])
+    return bank
+
+
+def _run(ctx: Context, bank: Bank, text: str, k: int, method: SearchMethod) -> list[Any]:
+    hits = search.search(ctx, bank, SearchQuery(text=text, k=k, method=method))
+    return [(h.entry.id, h.score, h.chunk_index) for h in hits]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_smaller_k_returns_the_first_hits_of_a_larger_k(
+    ctx: Context, crowd: Bank, method: SearchMethod
+) -> None:
+    for text in _QUERIES:
+        deep = _run(ctx, crowd, text, 300, method)
+        assert len(deep) >= 40, text
+        for k in (5, 20, 60):
+            assert _run(ctx, crowd, text, k, method) == deep[:k], (text, k)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_ties_are_ordered_by_entry_id(ctx: Context, crowd: Bank, method: SearchMethod) -> None:
+    ties = 0
+    for text in _QUERIES:
+        for k in (5, 20, 300):
+            hits = search.search(ctx, crowd, SearchQuery(text=text, k=k, method=method))
+            for first, second in pairwise(hits):
+                if first.score == second.score:
+                    ties += 1
+                    if method != "hybrid":  # hybrid breaks ties by best rank, then id
+                        assert first.entry.id < second.entry.id, (text, k)
+    assert ties > 0  # the bank does produce equal scores
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_identical_entries_come_back_in_a_fixed_order(
+    ctx: Context, conv: Bank, method: SearchMethod
+) -> None:
+    written = entries.write(
+        ctx, conv, [EntryIn(key="k", speaker="ann", content="tied note") for _ in range(120)]
+    )
+    by_id = sorted(e.id for e in written)
+    for k in (3, 10, 50, 120):
+        hits = search.search(ctx, conv, SearchQuery(text="tied note", k=k, method=method))
+        assert [h.entry.id for h in hits] == by_id[:k], k
+        assert len({h.score for h in hits}) == 1

@@ -133,6 +133,7 @@ def test_hybrid_finds_k_entries_when_long_entries_fill_the_fetch(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(search, "MIN_FETCH", 1)
+    monkeypatch.setattr(search, "FUSION_FETCH", {"vector": 1, "fts": 1})
     bank = banks.create(ctx, BankCreate(name="g", type="general", mode="accurate"))
     written = entries.write(
         ctx,
@@ -192,3 +193,32 @@ def test_a_table_made_before_search_text_is_upgraded_on_open(ctx: Context, conv:
     assert {i.name: i.columns for i in table.list_indices()}["text_idx"] == ["search_text"]
     hits = search.search(ctx, conv, SearchQuery(text="Ann tulips", method="fts"))
     assert [h.entry.content for h in hits] == ["tulips in spring"]
+
+
+def test_normalise_over_a_fixed_depth_clips_below_it() -> None:
+    assert search.normalise([10.0, 5.0, 0.0], depth=2) == [1.0, 0.0, 0.0]
+    assert search.normalise([10.0, 7.5, 5.0, 1.0], depth=3) == [1.0, 0.5, 0.0, 0.0]
+    assert search.normalise([10.0, 5.0, 0.0], depth=10) == [1.0, 0.5, 0.0]
+    assert search.normalise([4.0, 4.0, 1.0], depth=2) == [1.0, 1.0, 0.0]
+
+
+def test_fused_scores_do_not_depend_on_how_deep_the_rankings_go() -> None:
+    """A ranking cut deeper (as a larger k fetches) adds entries after, never reorders."""
+    vector = _rows(*[(f"v{i:03}", 1.0 - i / 200) for i in range(150)])
+    text = _rows(*[(f"t{i:03}", 20.0 - (i // 5)) for i in range(100)])  # ties of five
+    text += _rows(*[(f"v{i:03}", 1.0) for i in range(0, 150, 7)])
+    text.sort(key=lambda r: -r["_score"])
+    depth = 10
+    full = search.fuse_scores([vector, text], depth=depth)
+    for cut in (depth, 25, 60):
+        fused = search.fuse_scores([vector[:cut], text[:cut]], depth=depth)
+        assert fused[:cut] == full[:cut], cut
+    # equal fused scores: best rank in either ranking first, then entry id
+    assert _order(full)[:4] == ["t000", "v000", "t001", "t002"]
+
+
+def test_rank_fusion_breaks_ties_by_entry_id() -> None:
+    assert _order(search.fuse([_rows(("b", 1.0), ("a", 0.5)), _rows(("a", 1), ("b", 0))])) == [
+        "a",
+        "b",
+    ]
