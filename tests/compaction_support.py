@@ -1,12 +1,14 @@
-"""Helpers shared by the compaction tests: banks, entries, a fast offline completer, invariants."""
+"""Helpers shared by the compaction tests: banks, entries, a fast offline completer, invariants,
+and the CLI run in this process."""
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from multiprocessing.pool import Pool
 
 from memory import banks, entries
@@ -14,6 +16,16 @@ from memory.context import Context
 from memory.llm import offline_reply
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.ports import Message
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    """Run membank in this process; returns (exit code, stdout, stderr)."""
+    from memory.cli import main  # here: spawned workers import this module and need no CLI
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
 
 
 class ExtractiveCompleter:

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_support import make_bank, write_turns
+from compaction_support import make_bank, run, write_turns
 
 from memory import entries
-from memory.cli import main
 from memory.context import Context
 from memory.models import EntryIn
 from memory.store import LanceStore
 from memory.testing import HashingEmbedder
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    """Run membank in this process; returns (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -7,19 +7,16 @@ a user with a real server gets. A mode from `MEMBANK_CONFIG_DIR` brings a litell
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from compaction_support import make_bank, write_turns
+from compaction_support import make_bank, run, write_turns
 from fake_llm_server import Script, fake_llm_server
 
 from memory import entries, llm
-from memory.cli import main
 from memory.config import CONFIG_DIR_ENV, get_mode, modes, templates
 from memory.context import Context
 from memory.errors import InvalidInput
@@ -34,14 +31,6 @@ remote:
   chunk_size: 200
   chunk_overlap: 0
 """
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    """Run membank in this process; returns (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
