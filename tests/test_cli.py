@@ -468,6 +468,23 @@ def test_compact_says_why_nothing_was_compacted_and_keeps_the_table_short(
     assert len(summary) > 160 and summary not in done.out  # only one line of each is shown
 
 
+def test_a_reader_that_goes_away_stops_the_output_quietly(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.close(read)  # like `membank templates | head -0`: every write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [*MEMBANK, "templates"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 def test_a_damaged_data_file_is_one_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

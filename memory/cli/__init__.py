@@ -81,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MembankError as exc:
         sys.stderr.write(f"membank: failed: {exc}\n")
         return 1
+    except BrokenPipeError:  # the reader went away (`membank ... | head`): stop quietly
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as for a command killed by the signal
     except (OSError, RuntimeError, ValueError) as exc:  # the storage engine's own errors
         if os.environ.get("MEMBANK_DEBUG"):
             raise
@@ -93,6 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("membank: interrupted\n")
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor behind stdout: nothing to flush
+        pass
 
 
 def run() -> None:
