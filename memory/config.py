@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from memory.errors import InvalidInput
 from memory.models import BankType
@@ -35,9 +35,9 @@ class Mode(BaseModel):
     name: str = ""
     description: str = ""
     embedder: str
-    dims: int
-    chunk_size: int
-    chunk_overlap: int
+    dims: int = Field(strict=True)
+    chunk_size: int = Field(strict=True)
+    chunk_overlap: int = Field(strict=True)
 
     @model_validator(mode="after")
     def _check_chunking(self) -> Mode:
@@ -56,9 +56,9 @@ class Template(BaseModel):
     type: BankType
     mode: str
     compaction_prompt: str | None = None
-    max_tokens: int | None = None
-    max_turns: int | None = None
-    retention_days: int | None = None
+    max_tokens: int | None = Field(default=None, ge=0, strict=True)
+    max_turns: int | None = Field(default=None, ge=0, strict=True)
+    retention_days: int | None = Field(default=None, ge=1, strict=True)
 
 
 def configs_dir() -> Path:
@@ -146,7 +146,29 @@ def _user_dir_text() -> str | None:
 
 @cache
 def _modes(user_dir: str | None) -> dict[str, Mode]:
-    return _load("modes.yaml", Mode, user_dir)
+    found = _load("modes.yaml", Mode, user_dir)
+    if user_dir:
+        _check_offline_embedders(Path(user_dir) / "modes.yaml", found)
+    return found
+
+
+def _check_offline_embedders(path: Path, found: dict[str, Mode]) -> None:
+    """Refuse a user mode whose offline embedder does not exist or has other dims: a bank
+    made with it could never take a write, and its mode never changes."""
+    from memory.embed import HASHING_NAME, MINILM_DIMS, MINILM_NAME
+
+    for mode in found.values():
+        if not mode.embedder.startswith("membank/") or mode.embedder == HASHING_NAME:
+            continue
+        if mode.embedder != MINILM_NAME:
+            raise InvalidInput(
+                f"{path}: {mode.name!r}: unknown offline embedder {mode.embedder!r}: use "
+                f"{MINILM_NAME} or a litellm model name"
+            )
+        if mode.dims != MINILM_DIMS:
+            raise InvalidInput(
+                f"{path}: {mode.name!r}: {MINILM_NAME} has {MINILM_DIMS} dims, not {mode.dims}"
+            )
 
 
 @cache
@@ -155,8 +177,9 @@ def _templates(user_dir: str | None) -> dict[str, Template]:
     known = _modes(user_dir)
     for template in found.values():
         if template.mode not in known:
+            where = f"{Path(user_dir) / 'templates.yaml'}: " if user_dir else ""
             raise InvalidInput(
-                f"template {template.name!r} uses unknown mode {template.mode!r}: "
+                f"{where}template {template.name!r} uses unknown mode {template.mode!r}: "
                 f"choose one of {', '.join(sorted(known))}"
             )
     return found

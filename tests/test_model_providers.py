@@ -228,6 +228,29 @@ def test_user_templates_may_use_user_modes(tmp_path: Path, monkeypatch: pytest.M
             {"templates_yaml": "t: {type: general, mode: nowhere}\n"},
             "template 't' uses unknown mode 'nowhere'",
         ),
+        (
+            {
+                "modes_yaml": "x: {embedder: membank/minilm-l6-int8, dims: 100, chunk_size: 16, "
+                "chunk_overlap: 4}\n"
+            },
+            "'x': membank/minilm-l6-int8 has 384 dims, not 100",
+        ),
+        (
+            {
+                "modes_yaml": "x: {embedder: membank/nosuch, dims: 384, chunk_size: 16, "
+                "chunk_overlap: 4}\n"
+            },
+            "'x': unknown offline embedder 'membank/nosuch'",
+        ),
+        (
+            {"modes_yaml": "x: {embedder: a/b, dims: true, chunk_size: 16, chunk_overlap: 4}\n"},
+            "'x': dims",
+        ),
+        ({"templates_yaml": "t: {type: general, mode: fast, max_tokens: -5}\n"}, "'t': max_tokens"),
+        (
+            {"templates_yaml": "t: {type: general, mode: fast, retention_days: 0}\n"},
+            "'t': retention_days",
+        ),
     ],
 )
 def test_bad_user_configs_are_refused_with_the_file_and_the_problem(
@@ -237,10 +260,9 @@ def test_bad_user_configs_are_refused_with_the_file_and_the_problem(
     with pytest.raises(InvalidInput, match=message) as raised:
         modes()
         templates()
-    if "template" not in message:
-        assert str(folder) in str(raised.value)
+    assert str(folder) in str(raised.value)
     code, _, err = run("modes")
-    assert code == 2 or "template" in message
+    assert code == 2 or "templates_yaml" in files  # `membank modes` reads no templates
     assert err.count("\n") <= 1
 
 
