@@ -155,20 +155,13 @@ def _modes(user_dir: str | None) -> dict[str, Mode]:
 def _check_offline_embedders(path: Path, found: dict[str, Mode]) -> None:
     """Refuse a user mode whose offline embedder does not exist or has other dims: a bank
     made with it could never take a write, and its mode never changes."""
-    from memory.embed import HASHING_NAME, MINILM_DIMS, MINILM_NAME
+    from memory.embed import check_embedder
 
     for mode in found.values():
-        if not mode.embedder.startswith("membank/") or mode.embedder == HASHING_NAME:
-            continue
-        if mode.embedder != MINILM_NAME:
-            raise InvalidInput(
-                f"{path}: {mode.name!r}: unknown offline embedder {mode.embedder!r}: use "
-                f"{MINILM_NAME} or a litellm model name"
-            )
-        if mode.dims != MINILM_DIMS:
-            raise InvalidInput(
-                f"{path}: {mode.name!r}: {MINILM_NAME} has {MINILM_DIMS} dims, not {mode.dims}"
-            )
+        try:
+            check_embedder(mode.embedder, mode.dims)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path}: {mode.name!r}: {exc}") from None
 
 
 @cache

@@ -139,18 +139,24 @@ def _minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
+def check_embedder(model: str, dims: int) -> None:
+    """Raise InvalidInput when `model` is an offline embedder that does not exist or does not
+    give `dims` dimensions (a litellm model's dims are only known once it answers)."""
+    if model == MINILM_NAME and dims != MINILM_DIMS:
+        raise InvalidInput(f"{MINILM_NAME} has {MINILM_DIMS} dims, not {dims}")
+    if model.startswith("membank/") and model not in (MINILM_NAME, HASHING_NAME):
+        raise InvalidInput(
+            f"unknown offline embedder {model!r}: use {MINILM_NAME} or a litellm model name"
+        )
+
+
 def embedder_for(model: str, dims: int) -> Embedder:
     """Return the embedder named `model`, checking it produces `dims` dimensions."""
+    check_embedder(model, dims)
     if model == MINILM_NAME:
-        if dims != MINILM_DIMS:
-            raise InvalidInput(f"{MINILM_NAME} has {MINILM_DIMS} dims, the mode says {dims}")
         return _minilm()
     if model == HASHING_NAME:
         from memory.testing import HashingEmbedder
 
         return HashingEmbedder(dims)
-    if model.startswith("membank/"):
-        raise InvalidInput(
-            f"unknown offline embedder {model!r}: use {MINILM_NAME} or a litellm model name"
-        )
     return LiteLLMEmbedder(model, dims)

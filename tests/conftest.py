@@ -44,3 +44,15 @@ def ctx(tmp_path: Path, clock: FixedClock) -> Iterator[Context]:
     """A context on a fresh LanceDB folder with the hashing embedder and the fixed clock."""
     store = LanceStore(str(tmp_path / "db"))
     yield Context(store=store, account="acme", clock=clock, embedder=hashing_embedder)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> str:
+    """The storage URI CLI tests pass with --data."""
+    return str(tmp_path / "db")
+
+
+@pytest.fixture
+def local(data: str) -> Context:
+    """A context on the CLI tests' storage and default account, for setting up banks."""
+    return Context(store=LanceStore(data), embedder=lambda m: HashingEmbedder(m.dims))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,19 +12,6 @@ from compaction_support import make_bank, run, write_turns
 from memory import entries
 from memory.context import Context
 from memory.models import EntryIn
-from memory.store import LanceStore
-from memory.testing import HashingEmbedder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> str:
-    return str(tmp_path / "db")
-
-
-@pytest.fixture
-def local(data: str) -> Context:
-    """A context on the CLI's storage and default account, for setting up banks."""
-    return Context(store=LanceStore(data), embedder=lambda m: HashingEmbedder(m.dims))
 
 
 def test_compact_now_through_litellm_offline_model(data: str, local: Context) -> None:

@@ -20,8 +20,6 @@ from memory import entries, llm
 from memory.config import CONFIG_DIR_ENV, get_mode, modes, templates
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.store import LanceStore
-from memory.testing import HashingEmbedder
 
 REMOTE_MODE = """\
 remote:
@@ -51,17 +49,6 @@ def server(script: Script, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             yield url
         finally:
             llm.allow_model_requests(previous)
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> str:
-    return str(tmp_path / "db")
-
-
-@pytest.fixture
-def local(data: str) -> Context:
-    """A context on the CLI's storage, for setting up banks (hashing embedder)."""
-    return Context(store=LanceStore(data), embedder=lambda m: HashingEmbedder(m.dims))
 
 
 def user_configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str) -> Path:
