@@ -1,4 +1,4 @@
-"""Prune strategies side by side: LanceDB's index remap vs membank's index rebuild.
+"""Prune strategies side by side: LanceDB's index remap vs membank's segment rebuild.
 
 Usage: python bench/prune_probe.py [--rows 10000 100000 1000000] [--dir DIR]
 
@@ -7,8 +7,9 @@ fragments of up to 100,000 rows, key and full-text indices), copied, and on each
 row or a third of the rows is deleted and pruned two ways:
 - remap: `compact_files(materialize_deletions_threshold=0)`, which remaps every index through
   the rewrite (LanceDB's default), then `cleanup_old_versions(0)`;
-- rebuild: `LanceStore.prune` on a table of at least `REBUILD_ROWS` rows: the compaction
-  defers the remap, the key and full-text indices are rebuilt from the rows left.
+- rebuild: `LanceStore.prune`: the compaction defers the remap, and only the index segments
+  (up to `segments.SEGMENT_ROWS` rows each) that covered rewritten or deleted fragments are
+  rebuilt from the rows left (`memory/store/segments.py`).
 Prints one line per case and a JSON line of all timings last.
 """
 
@@ -30,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retention as retention_bench  # bench/retention.py
 
-import memory.store.indices as store_indices
 from memory.config import get_mode
 from memory.store import LanceStore
 
@@ -47,13 +47,8 @@ def prune_remap(store: LanceStore, table: Any) -> None:
 
 
 def prune_rebuild(store: LanceStore, table: Any) -> None:
-    """Make the deletion final through the store, forcing the index rebuild."""
-    saved = store_indices.REBUILD_ROWS
-    store_indices.REBUILD_ROWS = 0
-    try:
-        store._prune_table(table)
-    finally:
-        store_indices.REBUILD_ROWS = saved
+    """Make the deletion final through the store (segment rebuild)."""
+    store._prune_table(table)
 
 
 def run(folder: Path, rows: int) -> list[dict[str, object]]:

@@ -12,7 +12,7 @@ from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
 import memory.compaction as compaction
-import memory.store.indices as store_indices
+import memory.store.segments as store_segments
 from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
@@ -29,11 +29,12 @@ def pool() -> Iterator[Pool]:
         yield workers
 
 
-@pytest.fixture(params=["remap", "rebuild"])
+@pytest.fixture(params=["one-segment", "many-segments"])
 def prune_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How this process's prunes update the indices (the writers' prunes remap)."""
-    if request.param == "rebuild":
-        monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)
+    """How this process's indices are cut into segments (the writers' keep the defaults)."""
+    if request.param == "many-segments":
+        monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 2)
+        monkeypatch.setattr(store_segments, "SMALL_SEGMENT_ROWS", 1)
     return str(request.param)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import memory.store.indices as store_indices
 import memory.store.lance as lance_store
+import memory.store.segments as store_segments
 from memory import banks, entries, search
 from memory.config import get_mode
 from memory.context import Context
@@ -205,10 +207,9 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     assert ctx.store.count(gen.id, dims) == 0
 
 
-def test_a_big_table_prune_rebuilds_its_indices_without_deleted_words(
-    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_prune_rebuilds_its_indices_without_deleted_words(
+    ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)  # every table counts as big
     dims = get_mode(gen.mode).dims
     kept = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
     doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
@@ -227,20 +228,90 @@ def test_a_big_table_prune_rebuilds_its_indices_without_deleted_words(
     assert {h.entry.id for h in hits} == {e.id for e in kept}
 
 
+def _segment_ids(table: Any, name: str) -> dict[str, frozenset[int]]:
+    return {
+        index["uuid"]: frozenset(index["fragment_ids"])
+        for index in table.to_lance().list_indices()
+        if index["name"] == name
+    }
+
+
+def test_a_prune_rebuilds_only_the_segments_of_the_fragments_it_touched(
+    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance_store, "FRAGMENT_ROWS", 4)  # each write keeps its fragment
+    monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 8)  # two writes per segment
+    monkeypatch.setattr(store_segments, "SMALL_SEGMENT_ROWS", 1)
+    dims = get_mode(gen.mode).dims
+    written = [
+        entries.write(
+            ctx, gen, [EntryIn(key=f"k{w}", content=f"plum{w} zzseg{w}x{i}") for i in range(4)]
+        )
+        for w in range(4)
+    ]
+    ctx.store.maintain(gen.id, dims)
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    before = {name: _segment_ids(table, name) for name in ("key_idx", "text_idx")}
+    assert [sorted(map(len, ids.values())) for ids in before.values()] == [[2, 2], [2, 2]]
+    params = table.to_lance().stats.index_stats("text_idx")["segments"][0]["params"]
+    doomed = written[1][2]
+    entries.delete_ids(ctx, gen, [doomed.id])
+
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    for name in ("key_idx", "text_idx"):
+        after = _segment_ids(table, name)
+        touched = [u for u, frags in before[name].items() if u not in after]
+        assert len(touched) == 1  # the segment of writes 0 and 1; that of 2 and 3 stays
+        assert set(before[name].items()) - set(after.items()) == {
+            (touched[0], before[name][touched[0]])
+        }
+    assert not store_indices.remap_pending(table)
+    assert table.index_stats("text_idx").num_unindexed_rows == 0
+    stats = table.to_lance().stats.index_stats("text_idx")
+    assert all(segment["params"] == params for segment in stats["segments"])
+    assert _files_containing(tmp_path / "db", b"zzseg1x2") == []
+    assert search.search(ctx, gen, SearchQuery(text="zzseg1x2", method="fts")) == []
+    for w, batch in enumerate(written):
+        live = {e.id for e in batch} - {doomed.id}
+        assert {e.id for e in entries.load(ctx, gen, f"k{w}")} == live
+        hits = search.search(
+            ctx, gen, SearchQuery(text=f"plum{w}", key=f"k{w}", method="fts", k=10)
+        )
+        assert {h.entry.id for h in hits} == live
+        hits = search.search(ctx, gen, SearchQuery(text=f"zzseg{w}x3", method="fts"))
+        assert [h.entry.content for h in hits] == [f"plum{w} zzseg{w}x3"]
+
+
+def test_an_emptied_table_keeps_its_indices_for_the_next_write(
+    ctx: Context, gen: Bank, tmp_path: Path
+) -> None:
+    dims = get_mode(gen.mode).dims
+    gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
+    ctx.store.maintain(gen.id, dims)
+    entries.delete_ids(ctx, gen, [e.id for e in gone])
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
+    assert _files_containing(tmp_path / "db", b"zzemptied") == []
+    new = entries.write(ctx, gen, [EntryIn(key="k", content="fresh quince")])
+    ctx.store.maintain(gen.id, dims)
+    assert table.index_stats("text_idx").num_indexed_rows == 1
+    hits = search.search(ctx, gen, SearchQuery(text="quince", key="k", method="fts"))
+    assert [h.entry.id for h in hits] == [new[0].id]
+
+
 def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_indices, "REBUILD_ROWS", 1)
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
     doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
     ctx.store.maintain(gen.id, dims)
 
-    def crash(table: object) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("killed during the index rebuild")
 
-    rebuild = store_indices.rebuild_indices
-    monkeypatch.setattr(store_indices, "rebuild_indices", crash)
+    rebuild = store_segments.rebuild
+    monkeypatch.setattr(store_segments, "rebuild", crash)
     with pytest.raises(StorageError, match="killed during the index rebuild"):
         entries.delete_ids(ctx, gen, [doomed[0].id])
     table = ctx.store.entries_table(gen.id, dims, create=False)
@@ -248,11 +319,12 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
     assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
     assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
-    monkeypatch.setattr(store_indices, "rebuild_indices", rebuild)
+    monkeypatch.setattr(store_segments, "rebuild", rebuild)
     ctx.store.prune(gen.id, dims)
     assert not store_indices.remap_pending(table)
     assert ctx.store.version_count(gen.id, dims) == 1
     assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []
+    assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
 
 
 def test_reads_of_a_missing_folder_find_nothing_and_create_nothing(

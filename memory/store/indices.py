@@ -1,8 +1,8 @@
 """The entries table's indices: a BTree on `key` and a native full-text index on `search_text`.
 
-When new rows are folded into them (maintenance), how a prune brings them up to date
-(rebuild from the rows left, on big tables), and the upgrade of tables made before the
-`search_text` column existed.
+When new rows are folded into them (maintenance) and the upgrade of tables made before the
+`search_text` column existed; how a rewrite rebuilds the segments it touched is in
+`segments`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,21 @@ FTS_COLUMN = "search_text"
 """Derived column the full-text index covers: `speaker: text` (see `schema.index_text`)."""
 FTS_INDEX = "text_idx"
 KEY_INDEX = "key_idx"
-REBUILD_ROWS = 50_000
-"""From this many rows a prune rebuilds the key and full-text indices from the remaining rows
-instead of remapping them through the fragment rewrite; LanceDB's full-text remap costs more
-than a rebuild on big tables (bench/RESULTS.md, "Retention"), and is cheaper on small ones."""
+FTS_PARAMS: dict[str, Any] = {
+    "base_tokenizer": "simple",
+    "language": "English",
+    "with_position": False,
+    "max_token_length": 40,
+    "lower_case": True,
+    "stem": True,
+    "remove_stop_words": True,
+    "ascii_folding": True,
+}
+"""The full-text tokenizer (LanceDB's `create_fts_index` defaults), given explicitly so the
+first index and every rebuilt segment (`segments.rebuild`) tokenize alike."""
 REMAP_PENDING = "__lance_frag_reuse"
-"""LanceDB's record of a compaction whose index remap was deferred: until the indices are
-rebuilt, reads translate old row addresses through it."""
+"""LanceDB's record of a compaction whose index remap was deferred: until the touched
+segments are rebuilt, reads translate old row addresses through it."""
 REINDEX_EVERY = 20_000
 """Rows left unindexed before a write folds them into the indices (search stays correct
 meanwhile: unindexed rows are scanned)."""
@@ -31,8 +39,9 @@ LOOSE_FRAGMENTS = 16
 unindexed fragment costs each filtered search a scan (measured: 300 one-row fragments took
 a key-filtered search on 20k rows from 7 ms to 78 ms; indexed, 12 ms)."""
 INDEX_SEGMENTS = 16
-"""Delta index segments tolerated before maintenance merges them and compacts fragments.
-A delta costs ~30 ms to build and a search ~0.4 ms; a merge rewrites the whole index."""
+"""Small index segments (deltas of recent writes) tolerated before maintenance compacts their
+fragments and merges them (`segments.rebuild`). A delta costs ~30 ms to build and a search
+~0.4 ms; a merge rebuilds only the small segments and those covering rewritten fragments."""
 
 
 def needs_maintenance(table: Any) -> bool:
@@ -59,7 +68,7 @@ def create_key_index(table: Any) -> None:
 
 def create_fts_index(table: Any) -> None:
     """Build (or replace) the native full-text index over `search_text`."""
-    table.create_fts_index(FTS_COLUMN, use_tantivy=False, name=FTS_INDEX, replace=True)
+    table.create_fts_index(FTS_COLUMN, name=FTS_INDEX, replace=True, **FTS_PARAMS)
 
 
 def index_names(table: Any) -> set[str]:
@@ -74,28 +83,9 @@ def has_key_index(table: Any) -> bool:
     return KEY_INDEX in index_names(table)
 
 
-def rebuild_on_prune(table: Any) -> bool:
-    """Return True when a prune should rebuild the indices rather than remap them."""
-    return has_key_index(table) and table.count_rows() >= REBUILD_ROWS
-
-
 def remap_pending(table: Any) -> bool:
     """Return True while a compaction's deferred index remap awaits `rebuild_indices`."""
     return REMAP_PENDING in index_names(table)
-
-
-def rebuild_indices(table: Any) -> None:
-    """Rebuild the key and full-text indices over the rows left, then drop the remap record.
-
-    The rebuilt indices hold only live rows, so no deleted word survives in an index file.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        create_key_index(table)
-        create_fts_index(table)
-        table.checkout_latest()
-        table.to_lance().drop_index(REMAP_PENDING)
-    table.checkout_latest()
 
 
 def upgrade(table: Any) -> None:

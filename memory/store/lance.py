@@ -2,9 +2,10 @@
 
 The URI is a local folder by default and object storage (s3://, gs://) by config; not
 memory://, whose tables `to_lance()` (pylance, a separate in-memory store) cannot open.
-Deletions are final: `prune` rewrites fragments holding deleted rows and drops old table
-versions, so deleted text and vectors do not survive in the files; a rewrite whose commit
-loses a race with another process deletes the files it wrote (`rewrite.compact`).
+Deletions are final: `prune` rewrites fragments holding deleted rows, rebuilds the index
+segments that covered them (`segments.rebuild`) and drops old table versions, so deleted
+text and vectors do not survive in the files; a rewrite whose commit loses a race with
+another process deletes the files it wrote (`rewrite.compact`, `segments.discard`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lance.optimize import CompactionOptions
 
 from memory.errors import StorageError
 from memory.locks import pruning, reading
 from memory.models import Bank
-from memory.store import filters, indices, rewrite
+from memory.store import filters, indices, rewrite, segments
 from memory.store.schema import (
     BANKS_SCHEMA,
     ENTRY_COLUMNS,
@@ -245,18 +247,17 @@ class LanceStore:
             self._maintain(table, merge=True)
 
     def _maintain(self, table: Any, *, merge: bool | None = None) -> None:
-        stats = table.index_stats(indices.KEY_INDEX)
-        segments = 1 if stats is None else int(stats.num_indices)
-        merge = segments >= indices.INDEX_SEGMENTS if merge is None else merge
         try:
-            # a delta index segment for the new rows, or (merge) all rows in one segment
-            table.to_lance().optimize.optimize_indices(
-                num_indices_to_merge=segments if merge else 0
-            )
-            table.checkout_latest()
-            if merge:  # after indexing: fragments under different segments do not merge
-                rewrite.compact(table.to_lance(), {"target_rows_per_fragment": FRAGMENT_ROWS})
-                table.checkout_latest()
+            dataset = table.to_lance()
+            if merge is None:
+                merge = segments.small_segments(dataset) >= indices.INDEX_SEGMENTS
+            # segments for the unindexed fragments (and those a concurrent delete emptied);
+            # when merging, the small segments (recent writes) are grouped too, because LanceDB
+            # merges fragments only under one segment
+            before = None if indices.remap_pending(table) else segments.snapshot(dataset)
+            segments.rebuild(dataset, before, merge_small=merge)
+            if merge:  # compact, then rebuild the segments of the rewritten fragments
+                self._rewrite(table, {"target_rows_per_fragment": FRAGMENT_ROWS})
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     table.to_lance().cleanup_old_versions(older_than=KEEP_VERSIONS)
@@ -265,6 +266,17 @@ class LanceStore:
             # write sees the same backlog and maintains again.
             if "conflict" not in str(exc).lower() and not _lost_race(exc):
                 raise StorageError(f"table maintenance failed: {exc}") from exc
+        table.checkout_latest()
+
+    def _rewrite(self, table: Any, options: CompactionOptions) -> None:
+        """Compact fragments with `options`, then rebuild the index segments that covered
+        rewritten or deleted fragments (all of them after an interrupted rewrite)."""
+        table.checkout_latest()
+        dataset = table.to_lance()
+        before = None if indices.remap_pending(table) else segments.snapshot(dataset)
+        rewrite.compact(dataset, {**options, "defer_index_remap": True})
+        table.checkout_latest()
+        segments.rebuild(table.to_lance(), before)
         table.checkout_latest()
 
     def delete_where(self, bank_id: str, dims: int, predicate: str, *, prune: bool = True) -> None:
@@ -285,21 +297,13 @@ class LanceStore:
     def _prune_table(self, table: Any) -> None:
         for attempt in range(RACE_RETRIES):
             try:
-                table.checkout_latest()
-                rebuild = indices.rebuild_on_prune(table)
-                rewrite.compact(
-                    table.to_lance(),
-                    {
-                        "materialize_deletions": True,
-                        "materialize_deletions_threshold": 0.0,
-                        # the default target (1M rows) would merge untouched neighbours too
-                        "target_rows_per_fragment": FRAGMENT_ROWS,
-                        "defer_index_remap": rebuild,
-                    },
-                )
-                table.checkout_latest()
-                if indices.remap_pending(table):  # this prune's, or one interrupted before
-                    indices.rebuild_indices(table)
+                options: CompactionOptions = {
+                    "materialize_deletions": True,
+                    "materialize_deletions_threshold": 0.0,
+                    # the default target (1M rows) would merge untouched neighbours too
+                    "target_rows_per_fragment": FRAGMENT_ROWS,
+                }
+                self._rewrite(table, options)
                 # streaming readers (exports) hold `reading`: wait until they are done
                 with pruning(self.uri, table.name), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
