@@ -12,7 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from memory.config import get_mode, get_template
+from memory.config import CONFIG_DIR_ENV, Mode, get_mode, get_template, modes, user_configs_dir
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.locks import names_lock
@@ -258,6 +258,42 @@ def get(ctx: Context, ref: str) -> Bank:
             "see `membank bank list`"
         )
     return _load(ctx, rows[0])
+
+
+def mode_of(bank: Bank) -> Mode:
+    """Return the bank's mode; InvalidInput saying how to bring it back when it is not defined
+    here (a mode of the user's own, with MEMBANK_CONFIG_DIR unset or no longer defining it).
+
+    A bank's mode never changes, so the only fix is the folder that defines it.
+    """
+    found = modes().get(bank.mode)
+    if found is not None:
+        return found
+    folder = user_configs_dir()
+    where = (
+        f"{CONFIG_DIR_ENV} is unset"
+        if folder is None
+        else f"{folder / 'modes.yaml'} does not define it"
+    )
+    raise InvalidInput(
+        f"bank {bank.name!r} uses unknown mode {bank.mode!r} ({where}): set {CONFIG_DIR_ENV} "
+        f"to the folder whose modes.yaml defines {bank.mode!r} (load, stats, export, "
+        "forget and retention work without it)"
+    )
+
+
+def vector_dims(ctx: Context, bank: Bank) -> int:
+    """Return the width of the bank's vectors: its mode's dims or, when the mode is not
+    defined here, the width its entries table was made with (reads need no embedder).
+
+    Raises:
+        InvalidInput: the mode is not defined here and the bank has no entries table.
+    """
+    found = modes().get(bank.mode)
+    if found is not None:
+        return found.dims
+    dims = ctx.store.vector_dims(bank.id)
+    return mode_of(bank).dims if dims is None else dims  # raises: nothing else tells the width
 
 
 def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:

@@ -84,9 +84,38 @@ def user_configs_dir() -> Path | None:
     return folder
 
 
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    """A mapping holds one key twice (plain YAML loading keeps the last, silently)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (a mode or a setting)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` may be overridden
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable: the base loader says so
+                continue
+            if duplicate:
+                raise _DuplicateKey(
+                    problem=f"{key!r} is given twice: keep one (YAML would silently use the last)",
+                    problem_mark=key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _load_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # a SafeLoader subclass: as safe as yaml.safe_load
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except _DuplicateKey as exc:
+        raise InvalidInput(f"{path}: {_yaml_problem(exc)}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InvalidInput(f"{path}: cannot be read as YAML: {_yaml_problem(exc)}") from None
     if data is None:
@@ -112,7 +141,7 @@ def _load(file: str, model: type[T], user_dir: str | None) -> dict[str, T]:
         for name, body in _load_yaml(configs_dir() / file).items()
     }
     path = Path(user_dir) / file if user_dir else None
-    if path is None or not path.is_file():
+    if path is None or not _user_file_present(path):
         return found
     for name, body in _load_yaml(path).items():
         if name in found:
@@ -127,6 +156,26 @@ def _load(file: str, model: type[T], user_dir: str | None) -> dict[str, T]:
             where = ".".join(str(p) for p in problem["loc"]) or "settings"
             raise InvalidInput(f"{path}: {name!r}: {where}: {problem['msg']}") from None
     return found
+
+
+def _user_file_present(path: Path) -> bool:
+    """Return True when the user's `path` is a file to read, False when it is absent (each
+    file is optional); InvalidInput when something else stands in its place."""
+    if path.is_file():
+        return True
+    if path.is_symlink():
+        raise InvalidInput(
+            f"{path}: is a symbolic link to {os.readlink(path)!r}, which does not exist: "
+            "point it at your file or remove it"
+        )
+    if path.is_dir():
+        raise InvalidInput(
+            f"{path}: is a folder, not a file: put your {path.name} there as a file "
+            "(or remove the folder)"
+        )
+    if path.exists():
+        raise InvalidInput(f"{path}: is not a regular file: make it a file or remove it")
+    return False
 
 
 def modes() -> dict[str, Mode]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memory import purge
+from memory import banks, purge
 from memory.chunking import Chunks, chunk_many
 from memory.config import Mode, get_mode
 from memory.context import Context
@@ -152,7 +152,7 @@ def write(
         return []
     with _gc_paused():
         stored_json = [_validated(bank, item, kind) for item in items]
-        mode = get_mode(bank.mode)
+        mode = banks.mode_of(bank)
         written, columns = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
         embed_texts = [
             index_text(speaker, text)
@@ -326,9 +326,9 @@ def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:
 
 def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
     """Return the entries matching `where` (entry-level), oldest first."""
-    mode = get_mode(bank.mode)
     predicate = filters.conjoin("chunk_index = 0", where)
-    table = ctx.store.scan(bank.id, mode.dims, columns=ENTRY_COLUMNS, where=predicate)
+    dims = banks.vector_dims(ctx, bank)  # a read needs no embedder, only the vectors' width
+    table = ctx.store.scan(bank.id, dims, columns=ENTRY_COLUMNS, where=predicate)
     rows = sorted(table.to_pylist(), key=lambda r: (r["created_at"], r["seq"]))
     return [entry_from_row(bank.id, row) for row in rows]
 

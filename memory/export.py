@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.config import get_mode
+from memory import banks
 from memory.context import Context
 from memory.errors import InvalidInput, StorageError
 from memory.export_files import atomic_dir, atomic_file
@@ -153,7 +153,7 @@ def export(
         raise InvalidInput(f"unknown export format {fmt!r}: use json or parquet")
     counter = _Counter(progress)
     schema = parquet_schema(
-        get_mode(bank.mode).dims,
+        banks.vector_dims(ctx, bank),
         with_vectors=with_vectors,
         partition_by=partition_by,
         metadata=_header(ctx, bank, flt, "membank.parquet", PARQUET_SCHEMA_VERSION),
@@ -187,7 +187,7 @@ def count_entries(ctx: Context, bank: Bank, flt: ExportFilters | None = None) ->
     flt = flt or ExportFilters()
     flt.check()
     where = filters.conjoin("chunk_index = 0", flt.predicate())
-    return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+    return ctx.store.count(bank.id, banks.vector_dims(ctx, bank), where)
 
 
 def estimate(
@@ -206,7 +206,7 @@ def estimate(
     """
     flt = flt or ExportFilters()
     flt.check()
-    dims = get_mode(bank.mode).dims
+    dims = banks.vector_dims(ctx, bank)
     columns = [*_STRING_COLUMNS, *_TEXT_COLUMNS, *_LIST_COLUMNS, "chunk_count"]
     entries = text = items = chunks = 0
     for batch in _scan(ctx, bank, flt, columns, chunk_zero=True, size=SCAN_BATCH):
@@ -284,7 +284,7 @@ def _scan(
         predicate = filters.conjoin("chunk_index = 0", predicate)
     batches = ctx.store.scan_batches(
         bank.id,
-        get_mode(bank.mode).dims,
+        banks.vector_dims(ctx, bank),
         columns=columns,
         where=predicate,
         batch_size=size,
@@ -380,7 +380,7 @@ def _parquet_batches(
         for batch in _scan(ctx, bank, flt, SCAN_COLUMNS, chunk_zero=True, size=size):
             yield to_export_batch(batch, bank.id, schema)
         return
-    dims = get_mode(bank.mode).dims
+    dims = banks.vector_dims(ctx, bank)
     columns = [*SCAN_COLUMNS, "chunk_index", "vector"]
     carry: pa.Table | None = None
     for batch in _scan(ctx, bank, flt, columns, chunk_zero=False, size=size):

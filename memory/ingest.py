@@ -20,9 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from memory import entries
+from memory import banks, entries
 from memory.compaction import CompactionResult, compact_after_write
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest_files import (
@@ -343,7 +342,7 @@ class _BatchWriter:
         self.reports = reports
         self.size = size
         self.pending: list[tuple[int, EntryIn]] = []
-        self.dims = get_mode(bank.mode).dims
+        self.dims = banks.mode_of(bank).dims
         self.compaction = CompactionTally()
 
     def add(self, file_index: int, item: EntryIn) -> bool:
@@ -383,7 +382,7 @@ def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:
     summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
     where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
     table = ctx.store.scan(
-        bank.id, get_mode(bank.mode).dims, columns=["entry_id", "summary_of"], where=where
+        bank.id, banks.mode_of(bank).dims, columns=["entry_id", "summary_of"], where=where
     )
     found = set(table.column("entry_id").to_pylist())
     for replaced in table.column("summary_of").to_pylist():

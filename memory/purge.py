@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from memory import banks
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import StorageError
 from memory.locks import bank_lock
@@ -51,7 +50,7 @@ def delete_for_good(
     its partitions); until then the rows are gone from every read but not yet from disk.
     `after_delete` runs between the delete and the prune (a fault-injection point).
     """
-    dims = get_mode(bank.mode).dims
+    dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
         _retry(lambda: ctx.store.delete_where(bank.id, dims, predicate, prune=False))
         if after_delete is not None:
@@ -62,12 +61,12 @@ def delete_for_good(
 
 def pending_deletions(ctx: Context, bank: Bank) -> bool:
     """Return True when deleted rows still sit in the bank's files (a prune is due)."""
-    return ctx.store.has_deleted_rows(bank.id, get_mode(bank.mode).dims)
+    return ctx.store.has_deleted_rows(bank.id, banks.vector_dims(ctx, bank))
 
 
 def prune(ctx: Context, bank: Bank) -> None:
     """Rewrite the files holding deleted rows and drop old versions, under the bank's lock."""
-    dims = get_mode(bank.mode).dims
+    dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
         _retry(lambda: ctx.store.prune(bank.id, dims))
 
@@ -75,7 +74,7 @@ def prune(ctx: Context, bank: Bank) -> None:
 def record_summary_count(ctx: Context, bank: Bank) -> None:
     """Store the bank's summary count after a deletion removed summaries (retention, forget)."""
     where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
-    count = ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+    count = ctx.store.count(bank.id, banks.vector_dims(ctx, bank), where)
     account_ctx = scoped(ctx, bank.account)
     fresh = banks.get(account_ctx, bank.id)
     banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))

@@ -17,12 +17,12 @@ from pydantic import BaseModel
 
 from memory import purge
 from memory.clock import days_before
-from memory.config import get_mode
 from memory.context import Context
+from memory.errors import MembankError
 from memory.models import Bank
 from memory.store import filters
 
-Status = Literal["deleted", "nothing_expired", "indefinite"]
+Status = Literal["deleted", "nothing_expired", "indefinite", "failed"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class RetentionResult(BaseModel):
     deleted: int = 0
     """Entries deleted (summaries included)."""
     summaries_deleted: int = 0
+    error: str | None = None
+    """Why retention could not be applied (status `failed`; `apply_all` only)."""
 
 
 def plan_retention(bank: Bank, now: datetime) -> RetentionPlan:
@@ -77,7 +79,9 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     expired = plan.predicate()
     if expired is None:
         return result
-    dims = get_mode(bank.mode).dims
+    dims = ctx.store.vector_dims(bank.id)  # deleting needs no embedder: not the bank's mode
+    if dims is None:  # no entries table: nothing was ever written
+        return result.model_copy(update={"status": "nothing_expired"})
     count = ctx.store.count(bank.id, dims, filters.conjoin("chunk_index = 0", expired))
     if count == 0:
         return result.model_copy(update={"status": "nothing_expired"})
@@ -92,5 +96,26 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
 
 
 def apply_all(ctx: Context, selected: Iterable[Bank]) -> list[RetentionResult]:
-    """Apply retention to each bank in turn; returns one result per bank."""
-    return [apply_retention(ctx, bank) for bank in selected]
+    """Apply retention to each bank in turn; returns one result per bank.
+
+    A bank that fails (e.g. its mode is no longer defined) is reported with status `failed`
+    and its error; the banks after it still get their retention.
+    """
+    results: list[RetentionResult] = []
+    for bank in selected:
+        try:
+            results.append(apply_retention(ctx, bank))
+        except MembankError as exc:
+            results.append(_failed(bank, exc))
+    return results
+
+
+def _failed(bank: Bank, exc: MembankError) -> RetentionResult:
+    return RetentionResult(
+        bank_id=bank.id,
+        bank_name=bank.name,
+        account=bank.account,
+        status="failed",
+        retention_days=bank.retention_days,
+        error=str(exc),
+    )

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from memory.config import Mode, get_mode
+from memory import banks
+from memory.config import Mode
 from memory.context import Context
 from memory.entries import entry_from_row
 from memory.errors import InvalidInput
@@ -66,7 +67,7 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
         raise InvalidInput(f"k must be between 1 and {MAX_K}, got {query.k}")
     if query.since and query.until and query.since >= query.until:
         raise InvalidInput("--since must be before --until")
-    mode = get_mode(bank.mode)
+    mode = banks.mode_of(bank)
     where = _where(query)
     if query.method == "hybrid":
         # the full-text query runs while this thread embeds the query and runs the vector one

@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel
 
+from memory import banks
 from memory.clock import days_before
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank
@@ -126,7 +126,7 @@ def compute(
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
         since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    dims = get_mode(bank.mode).dims
+    dims = banks.vector_dims(ctx, bank)
     in_frame = filters.entry_filter(since=since, until=until)
     table = ctx.store.scan(
         bank.id, dims, columns=_COLUMNS, where=filters.conjoin("chunk_index = 0", in_frame)

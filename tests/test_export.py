@@ -241,6 +241,26 @@ def test_parquet_vectors_are_each_entrys_chunk_vectors(
     assert max(len(v) for v in table.column("vectors").to_pylist()) > 1
 
 
+def test_a_bank_whose_mode_is_gone_exports_from_its_table(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    """A user mode no longer defined (MEMBANK_CONFIG_DIR unset): no embedder is needed, the
+    vectors' width comes from the entries table."""
+    gone = bank.model_copy(update={"mode": "removed-user-mode"})
+    export(ctx, bank, "parquet", tmp_path / "before.parquet", with_vectors=True)
+    result = export(ctx, gone, "parquet", tmp_path / "after.parquet", with_vectors=True)
+    assert result.entries == 4
+    after, before = (pq.read_table(tmp_path / f"{n}.parquet") for n in ("after", "before"))
+    assert after.equals(before, check_metadata=False)  # the header names the bank's mode
+    assert export(ctx, gone, "json", tmp_path / "after.json").entries == 4
+    assert estimate(ctx, gone, "parquet", with_vectors=True) == estimate(
+        ctx, bank, "parquet", with_vectors=True
+    )
+    ctx.store.drop_entries_table(bank.id)  # nothing left to tell the width
+    with pytest.raises(InvalidInput, match="bank 'support' uses unknown mode 'removed-user-mode'"):
+        export(ctx, gone, "json", tmp_path / "empty.json")
+
+
 @pytest.mark.parametrize("batch_size", [1, 2, 65_536])
 def test_one_row_per_entry_in_storage_order(
     ctx: Context, bank: Bank, tmp_path: Path, batch_size: int

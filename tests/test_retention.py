@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from compaction_support import ExtractiveCompleter, make_bank
 
 import memory.compaction as compaction
-from memory import banks, entries, retention, search
+from memory import banks, entries, purge, retention, search
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
+from memory.errors import StorageError
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
 from memory.store import filters
 
@@ -115,6 +117,43 @@ def test_apply_all_reports_each_bank(ctx: Context, clock: FixedClock) -> None:
         ("short", "deleted", 1),
         ("forever", "indefinite", 0),
     }
+
+
+def test_apply_all_goes_past_a_bank_that_fails(
+    ctx: Context, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = make_bank(ctx, "broken", retention_days=1)
+    short = make_bank(ctx, "short", retention_days=1)
+    for bank in (broken, short):
+        _write_at(ctx, bank, clock.now() - timedelta(days=2), "old")
+    delete = purge.delete_for_good
+
+    def failing(ctx: Context, bank: Bank, *args: object, **kwargs: object) -> None:
+        if bank.name == "broken":
+            raise StorageError("disk gone")
+        delete(ctx, bank, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(purge, "delete_for_good", failing)
+
+    results = retention.apply_all(ctx, [broken, short])
+
+    assert [(r.bank_name, r.status, r.deleted, r.error) for r in results] == [
+        ("broken", "failed", 0, "disk gone"),
+        ("short", "deleted", 1, None),
+    ]
+    assert len(entries.read(ctx, broken)) == 1
+
+
+def test_retention_of_a_bank_whose_mode_is_gone_still_deletes(
+    ctx: Context, clock: FixedClock
+) -> None:
+    gone = make_bank(ctx, "gone", retention_days=1)
+    _write_at(ctx, gone, clock.now() - timedelta(days=2), "old")
+    _write_at(ctx, gone, clock.now(), "new")
+    gone = gone.model_copy(update={"mode": "removed-user-mode"})  # its modes.yaml is gone
+    result = retention.apply_retention(ctx, gone)
+    assert (result.status, result.deleted) == ("deleted", 1)
+    assert [e.content for e in entries.read(ctx, gone)] == ["new"]
 
 
 def test_retention_longer_than_the_calendar_expires_nothing(

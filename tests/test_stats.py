@@ -66,6 +66,12 @@ def close(actual: Distribution, expected: Distribution) -> bool:
     return all(a is not None and b is not None and abs(a - b) < 1e-9 for a, b in pairs)
 
 
+def test_stats_of_a_bank_whose_mode_is_gone(ctx: Context, conv: Bank) -> None:
+    """A user mode no longer defined (MEMBANK_CONFIG_DIR unset) does not stop stats."""
+    gone = conv.model_copy(update={"mode": "removed-user-mode"})
+    assert stats.compute(ctx, gone) == stats.compute(ctx, conv)
+
+
 def test_default_window_is_the_last_30_days(ctx: Context, conv: Bank, clock: FixedClock) -> None:
     result = stats.compute(ctx, conv)
     now = clock.now()

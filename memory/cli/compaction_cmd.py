@@ -12,6 +12,7 @@ from memory.cli.output import emit_json, say, table
 if TYPE_CHECKING:
     from memory.compaction import CompactionResult
     from memory.models import Bank
+    from memory.retention import RetentionResult
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -112,11 +113,21 @@ def _retention(args: argparse.Namespace) -> int:
     from memory import banks, retention
 
     ctx = context(args)
-    selected = banks.list_banks(ctx) if args.all else [banks.get(ctx, args.bank)]
-    results = retention.apply_all(ctx, selected)
+    if not args.all:  # one bank: its error is the command's (exit 2 for a missing mode)
+        results = [retention.apply_retention(ctx, banks.get(ctx, args.bank))]
+    else:
+        results = retention.apply_all(ctx, banks.list_banks(ctx))
+    failed = [r for r in results if r.status == "failed"]
     if args.json:
         emit_json(results)
-        return 0
+    else:
+        _say_retention(results)
+    for r in failed:
+        sys.stderr.write(f"membank: retention of bank {r.bank_name!r} failed: {r.error}\n")
+    return 1 if failed else 0
+
+
+def _say_retention(results: list[RetentionResult]) -> None:
     rows = [
         (
             r.bank_name,
@@ -128,7 +139,6 @@ def _retention(args: argparse.Namespace) -> int:
         for r in results
     ]
     say(table(rows, ["bank", "retention", "status", "deleted", "cutoff (UTC)"]))
-    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -203,6 +203,11 @@ class LanceStore:
                 indices.create_fts_index(table)
         return table
 
+    def vector_dims(self, bank_id: str) -> int | None:
+        """Return the width of the vectors in a bank's entries table (None: no table)."""
+        table = self.entries_table(bank_id, 0, create=False)  # dims only provision a table
+        return None if table is None else int(table.schema.field("vector").type.list_size)
+
     def has_entries_table(self, bank_id: str) -> bool:
         """Return True when the bank's entries table exists (is provisioned)."""
         return entries_table_name(bank_id) in self._table_names()
