@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import lance
 import pytest
 
 import memory.store.indices as store_indices
@@ -297,6 +298,31 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     assert table.index_stats("text_idx").num_indexed_rows == 1
     hits = search.search(ctx, gen, SearchQuery(text="quince", key="k", method="fts"))
     assert [h.entry.id for h in hits] == [new[0].id]
+
+
+def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
+    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dims = get_mode(gen.mode).dims
+    entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
+    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzswapmarker quince")])
+    ctx.store.maintain(gen.id, dims)
+    entries.delete_ids(ctx, gen, [doomed[0].id], prune=False)
+    folder = next((tmp_path / "db").glob("entries_*.lance")) / "_indices"
+    before = {p.name for p in folder.iterdir()}
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("commit refused")
+
+    monkeypatch.setattr(lance.LanceDataset, "commit", refused)
+    with pytest.raises(StorageError, match="commit refused"):
+        ctx.store.prune(gen.id, dims)
+    added = {p.name for p in folder.iterdir()} - before
+    assert [p for name in added for p in (folder / name).rglob("*") if p.is_file()] == []
+    monkeypatch.undo()
+    ctx.store.prune(gen.id, dims)
+    assert _files_containing(tmp_path / "db", b"zzswapmarker") == []
+    assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
 
 
 def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(

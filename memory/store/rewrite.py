@@ -10,10 +10,10 @@ not be final. Here the same plan, execute and commit run step by step and, when 
 fails, the files this rewrite wrote that the latest version does not reference are deleted
 before the error goes up (the caller retries from the latest version).
 
-Not covered: the index files a failed commit wrote while remapping the indices through the
-rewrite (`_indices/<uuid>/`; Lance does not report those uuids, and another process's index
-build in flight looks the same), nor those of a failed `optimize_indices`. They stay until
-Lance's 7-day cleanup of unreferenced files (lance-format/lance#7207).
+The store's rewrites defer LanceDB's index remap, so a rewrite writes no index files; the
+segments rebuilt afterwards are deleted the same way when their commit fails
+(`segments.discard`). Not covered: files of a process killed between writing and committing
+them; LanceDB's cleanup removes those only after 7 days (lance-format/lance#7207).
 """
 
 from __future__ import annotations
