@@ -9,7 +9,7 @@ from memory.clock import SystemClock
 from memory.config import Mode
 from memory.embed import embedder_for
 from memory.ports import Clock, Completer, Embedder
-from memory.settings import Settings
+from memory.settings import Settings, checked_uri
 from memory.store import LanceStore
 
 
@@ -34,9 +34,13 @@ class Context:
 def open_context(
     uri: str | None = None, *, account: str | None = None, settings: Settings | None = None
 ) -> Context:
-    """Return a context on the LanceDB at `uri` (default: MEMBANK_URI or `.membank`)."""
+    """Return a context on the LanceDB at `uri` (default: MEMBANK_URI or `.membank`).
+
+    Raises:
+        InvalidInput: a blank or `memory://` URI, or a file named as the storage folder.
+    """
     import memory.compaction  # noqa: F401  (registers inline compaction after every write)
 
     resolved = settings or Settings()
-    store = LanceStore(uri or resolved.uri)
+    store = LanceStore(checked_uri(uri, resolved))
     return Context(store=store, account=account or resolved.account, settings=resolved)

@@ -6,8 +6,8 @@ never loses its files midway).
 On a local LanceDB folder the lock is an `flock` on a file under `<uri>/_locks/`: it holds
 across processes and threads, and the kernel releases it when its holder dies (even by
 `kill -9`), so a crash never leaves a partition locked. Keys hash onto LOCK_STRIPES files
-per bank: two keys sharing a stripe only wait for each other. On object storage or
-`memory://` the lock is in-process; the store-level conflict check in `apply` keeps
+per bank: two keys sharing a stripe only wait for each other. On object storage the lock
+is in-process; the store-level conflict check in `apply` keeps
 concurrent compactions from different machines safe.
 """
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memory.errors import InvalidInput
 
 DEFAULT_URI = ".membank"
 
@@ -22,3 +26,24 @@ class Settings(BaseSettings):
     """litellm model used for compaction summaries (offline extractive by default)."""
     llm_timeout: float = 60.0
     llm_retries: int = 2
+
+
+def checked_uri(given: str | None, settings: Settings) -> str:
+    """Return the storage URI to open: `given` (--data) or MEMBANK_URI, checked.
+
+    Raises:
+        InvalidInput: the URI is blank, is `memory://` (its data would vanish with the
+            process), or names a file where a folder is expected.
+    """
+    source = "--data" if given is not None else "MEMBANK_URI"
+    uri = given if given is not None else settings.uri
+    if not uri.strip():
+        raise InvalidInput(f"{source} is empty: give a folder or an s3:// or gs:// URI")
+    if uri.startswith("memory://"):
+        raise InvalidInput(
+            f"{source} {uri!r} is not supported (its data would vanish when the process ends): "
+            "give a folder or an s3:// or gs:// URI"
+        )
+    if "://" not in uri and Path(uri).is_file():
+        raise InvalidInput(f"{source} {uri!r} is a file, not a folder: give the storage folder")
+    return uri
