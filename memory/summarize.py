@@ -13,7 +13,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -160,11 +160,19 @@ def _clauses(content: str) -> list[str]:
     return pieces
 
 
-def _phrases(clause: str) -> list[str]:
-    """Return clause cut before prepositions and conjunctions, pieces of at least 3 words."""
+def _phrases(clause: str, fits: Callable[[str], bool]) -> list[str]:
+    """Return a clause too long to fit cut at its punctuation and before prepositions and
+    conjunctions.
+
+    A piece of under 3 words joins the one before it only while the joined piece still
+    `fits`: joined regardless, "Invoice 7: paid 300 dollars to Acme on 2024-03-02 by Maria"
+    is rebuilt whole, still does not fit, and only its leading words (the lead-in) are kept.
+    """
+    parts = (p for piece in _CLAUSE_BREAK.split(clause) for p in _PHRASE_BREAK.split(piece))
     merged: list[str] = []
-    for part in filter(None, _PHRASE_BREAK.split(clause)):
-        if merged and (len(part.split()) < 3 or len(merged[-1].split()) < 3):
+    for part in filter(None, parts):
+        short = len(part.split()) < 3 or (bool(merged) and len(merged[-1].split()) < 3)
+        if merged and short and fits(f"{merged[-1]} {part}"):
             merged[-1] = f"{merged[-1]} {part}"
         else:
             merged.append(part)
@@ -230,10 +238,10 @@ def _units(
     for group, (speaker, content, favoured) in enumerate(sources):
         prefix = f"{speaker}: " if speaker else ""
         pieces: list[str] = []
+        fits = _fits(prefix, limit)
         for clause in _clauses(content):
             text = clause if raw else _compress(clause, names)
-            too_long = limit is not None and count_tokens(prefix + text) + 1 > limit
-            pieces.extend(_phrases(text) if too_long else [text])
+            pieces.extend([text] if fits(text) else _phrases(text, fits))
         for text in pieces:
             sequence = (
                 [w.lower() for w in _WORD.findall(text)] if raw else _content_words(text, names)
@@ -260,6 +268,11 @@ def _units(
             )
             mentioned |= found
     return units
+
+
+def _fits(prefix: str, limit: int | None) -> Callable[[str], bool]:
+    """Return a test of whether a text, opening an output line after prefix, fits in limit."""
+    return lambda text: limit is None or count_tokens(prefix + text) + 1 <= limit
 
 
 def _weights(units: Sequence[_Unit]) -> dict[str, float]:
@@ -344,16 +357,20 @@ def _select(
     budget: int,
     *,
     favoured_cap: int | None = None,
+    seed: _Unit | None = None,
 ) -> list[_Unit]:
     """Return the units picked greedily by marginal value per token, fitting in budget.
 
-    With `favoured_cap`, units of the previous summary take at most that many tokens.
+    With `favoured_cap`, units of the previous summary take at most that many tokens; a
+    `seed` is tried first, before the greedy order.
     """
     favoured_used = 0
     covered: Counter[str] = Counter()
     by_word: dict[str, list[_Unit]] = {}
-    heap = [(-_value(unit, covered, weights), unit.position) for unit in units]
+    heap = [(-_value(unit, covered, weights), unit.position) for unit in units if unit is not seed]
     heapq.heapify(heap)
+    if seed is not None:
+        heapq.heappush(heap, (-math.inf, seed.position))  # popped first
     chosen: list[_Unit] = []
     positions: list[int] = []
     used = 0
@@ -361,7 +378,8 @@ def _select(
         stale, position = heapq.heappop(heap)
         unit = units[position]
         current = _value(unit, covered, weights)
-        if heap and current < -stale - 1e-12 and current < -heap[0][0] - 1e-12:
+        fresh = unit is seed or not heap
+        if not fresh and current < -stale - 1e-12 and current < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-current, position))
             continue
         index = bisect.bisect_left(positions, position)
@@ -383,6 +401,46 @@ def _select(
         for word in unit.words:
             by_word.setdefault(word, []).append(unit)
     return chosen
+
+
+def _pick(units: Sequence[_Unit], weights: dict[str, float], room: int) -> list[_Unit]:
+    """Return the units to keep in room tokens: the greedy pick, new lines included.
+
+    When the previous summary would take everything, it is held to half the room (see
+    `extractive_summary`). When one unit alone is worth more than the whole greedy pick (a
+    tight budget filled by cheap fragments such as "by Ana" while the phrase with the amount
+    and the date would fit on its own), the pick is redone starting from that unit (the
+    most valuable one, and the most valuable new one), and the better pick is kept.
+    """
+    cap: int | None = None
+    chosen = _select(units, weights, room)
+    mixed = not all(u.favoured for u in units)
+    if mixed and all(u.favoured for u in chosen):
+        cap = room // 2
+        chosen = _select(units, weights, room, favoured_cap=cap)
+    best = _gain(chosen, weights)
+    fitting = [u for u in units if u.line_cost <= (room if cap is None or not u.favoured else cap)]
+    seeds: list[_Unit] = []
+    for pool in (fitting, [u for u in fitting if not u.favoured]):
+        seed = max(pool, key=lambda u: _gain([u], weights), default=None)
+        if seed is not None and _gain([seed], weights) > best and seed not in seeds:
+            seeds.append(seed)
+    for seed in seeds:
+        seeded = _select(units, weights, room, favoured_cap=cap, seed=seed)
+        gain = _gain(seeded, weights)
+        if gain > best and not (mixed and all(u.favoured for u in seeded)):
+            chosen, best = seeded, gain
+    return chosen
+
+
+def _gain(units: Sequence[_Unit], weights: dict[str, float]) -> float:
+    """Return the total value of units, each word's value decaying as it repeats."""
+    covered: Counter[str] = Counter()
+    total = 0.0
+    for unit in units:
+        total += _value(unit, covered, weights) * (unit.join_cost + TUNING.overhead)
+        covered.update(unit.words)
+    return total
 
 
 def _render(units: Sequence[_Unit]) -> str:
@@ -434,9 +492,12 @@ def extractive_summary(
         ValueError: If budget_tokens cannot hold the label line and a few words.
 
     Small budgets: a clause too long to fit in the budget on its own is cut into phrases
-    (before prepositions and conjunctions), so the summary keeps the most informative
-    phrases rather than the leading words of one clause. The previous summary is favoured
-    (information is carried forward), but a summary must take something from the new lines:
+    that fit (at its punctuation, before prepositions and conjunctions), so the summary
+    keeps the most informative phrases (amounts, dates, names) rather than the leading
+    words of one clause; when one phrase alone is worth more than the cheap fragments the
+    greedy pick filled the budget with, the pick starts from it. The previous summary is
+    favoured (information is carried forward), but a summary must take something from the
+    new lines:
     when the previous summary's clauses would fill the whole budget and leave out every new
     line, the selection is redone with the previous summary limited to half the budget.
     This only happens when the budget cannot hold the previous summary plus any new fact, so
@@ -450,9 +511,7 @@ def extractive_summary(
         lines, previous_summary, raw=True, limit=room
     )
     weights = _weights(units)
-    chosen = _select(units, weights, room)
-    if all(u.favoured for u in chosen) and not all(u.favoured for u in units):
-        chosen = _select(units, weights, room, favoured_cap=room // 2)
+    chosen = _pick(units, weights, room)
     while chosen and count_tokens(summary := _render(chosen)) > budget_tokens:
         chosen.remove(min(chosen, key=lambda u: _value(u, Counter(), weights)))
     if chosen:

@@ -365,6 +365,37 @@ def test_small_max_tokens_keeps_the_newest_fact_and_more_than_one_fact(
     assert len(summaries) == 1 and "Fact number 1:" not in summaries[0].content  # turned over
 
 
+def test_an_irreducible_result_counts_the_entries_that_stay(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, name="big", type="general", max_tokens=100, compaction_prompt="Sum.")
+    entries.write(ctx, bank, [EntryIn(key="g", content="small note about 42 apples")])
+    huge = " ".join(f"word{n}" for n in range(200))
+    entries.write(ctx, bank, [EntryIn(key="g", content=huge)])  # inline: summarises the note
+    stored = entries.load(ctx, bank, "g")
+    (result,) = compaction.compact_bank(ctx, bank)
+    assert result.status == "irreducible" and result.covered == 0
+    assert result.kept == result.entries_after == result.entries_before == len(stored) == 2
+    assert result.tokens_after == sum(e.token_count for e in stored)
+
+
+def test_tiny_budget_summaries_keep_the_facts_after_each_colon(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    # summary budget 24 tokens: no invoice line (20-22 tokens) fits whole in it
+    bank = make_bank(ctx, name="inv", type="general", max_tokens=60, compaction_prompt="Sum.")
+    payees = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Tyrell"]
+    payers = ["Maria", "John", "Omar", "Sara", "Ken", "Ana", "Raj", "Li"]
+    for i, (payee, payer) in enumerate(zip(payees, payers, strict=True), start=1):
+        text = f"Invoice {i}: paid {i * 100} dollars to {payee} on 2024-03-0{i} by {payer}"
+        entries.write(ctx, bank, [EntryIn(key="g", content=text)])
+    (summary,) = [e for e in entries.load(ctx, bank, "g") if e.kind == "summary"]
+    assert summary.token_count <= compaction.summary_budget(bank)
+    # whole phrases of a recent invoice, not the leading words of the first one, frozen
+    assert "…" not in summary.content and "Invoice 1:" not in summary.content
+    assert any(f"paid {i}00 dollars to {payees[i - 1]}" in summary.content for i in range(2, 9))
+
+
 def test_newest_entry_alone_over_max_tokens_does_not_loop(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:

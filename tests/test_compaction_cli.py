@@ -40,6 +40,25 @@ def test_compact_explains_an_irreducible_partition(data: str, local: Context) ->
     assert len(entries.load(local, bank, "k")) == 1
 
 
+def test_compact_counts_the_entries_an_irreducible_partition_keeps(
+    data: str, local: Context
+) -> None:
+    bank = make_bank(local, type="general", max_tokens=100)
+    entries.write(local, bank, [EntryIn(key="k", content="small note about 42 apples")])
+    huge = " ".join(f"word{n}" for n in range(200))
+    entries.write(local, bank, [EntryIn(key="k", content=huge)])  # inline: summary + huge
+    assert [e.kind for e in entries.load(local, bank, "k")] == ["summary", "entry"]
+    code, out, _ = run("compact", "chat", "--data", data, "--json")
+    (result,) = json.loads(out)
+    assert (result["status"], result["covered"], result["kept"]) == ("irreducible", 0, 2)
+    assert code == 0 and result["entries_after"] == 2
+    code, out, _ = run("compact", "chat", "--data", data)
+    assert code == 0
+    header, _, row = out.splitlines()[:3]
+    assert header.split()[-4:] == ["covered", "kept", "recovered", "error"]
+    assert row.split()[:2] == ["k", "irreducible"] and row.split()[-3:] == ["0", "2", "0"]
+
+
 def test_failed_summary_exits_1_and_keeps_entries(
     data: str, local: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -150,6 +150,25 @@ def test_clauses_longer_than_the_budget_are_cut_into_phrases() -> None:
     assert "stores exactly 100 crates" in summary
 
 
+def test_an_oversized_fact_keeps_whole_phrases_not_its_leading_words() -> None:
+    # 24 tokens: neither line fits whole; the old cut kept "Invoice 7: paid ... on …"
+    lines = [
+        "Invoice 7: paid 300 dollars to Acme on 2024-03-02 by Maria",
+        "Invoice 8: paid 450 dollars to Globex on 2024-03-09 by John",
+    ]
+    summary = extractive_summary(lines, 24)
+    assert count_tokens(summary) <= 24 and "…" not in summary
+    assert "paid 300 dollars to Acme" in summary or "paid 450 dollars to Globex" in summary
+
+
+def test_a_cut_previous_summary_gives_way_to_the_facts_after_a_colon() -> None:
+    previous = f"{LABEL}\nInvoice 7: paid 300 dollars to Acme on …"
+    line = "Invoice 8: paid 450 dollars to Globex on 2024-03-09 by John"
+    summary = extractive_summary([line], 24, previous_summary=previous)
+    assert count_tokens(summary) <= 24
+    assert "450 dollars" in summary and "Globex" in summary
+
+
 def test_is_deterministic_across_hash_seeds() -> None:
     code = f"from memory.summarize import extractive_summary as s\nprint(s({CHAT!r} * 2, 60))"
     outputs = {

@@ -85,7 +85,8 @@ class CompactionResult(BaseModel):
     covered: int = 0
     """Entries summarised (or deleted, with no prompt)."""
     kept: int = 0
-    """Newest entries kept verbatim."""
+    """Entries left as they were: the newest, kept verbatim, and with nothing compacted
+    (under threshold, irreducible, failed, conflict) every entry of the partition."""
     recovered: int = 0
     """Entries deleted because an interrupted compaction had already summarised them."""
     summary_id: str | None = None
@@ -185,6 +186,7 @@ def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> Compacti
         status="irreducible" if plan.reasons else "under_threshold",
         reasons=list(plan.reasons),
         recovered=len(doomed),
+        kept=plan.entries_before,
         entries_before=plan.entries_before,
         tokens_before=plan.tokens_before,
         entries_after=plan.entries_before,
