@@ -9,7 +9,7 @@ from memory.clock import SystemClock
 from memory.config import Mode
 from memory.embed import embedder_for
 from memory.ports import Clock, Completer, Embedder
-from memory.settings import Settings, checked_uri
+from memory.settings import Settings, checked_account, checked_uri
 from memory.store import LanceStore
 
 
@@ -37,10 +37,11 @@ def open_context(
     """Return a context on the LanceDB at `uri` (default: MEMBANK_URI or `.membank`).
 
     Raises:
-        InvalidInput: a blank or `memory://` URI, or a file named as the storage folder.
+        InvalidInput: a blank or `memory://` URI, a file named as the storage folder, or a
+            blank or multi-line account.
     """
     import memory.compaction  # noqa: F401  (registers inline compaction after every write)
 
     resolved = settings or Settings()
     store = LanceStore(checked_uri(uri, resolved))
-    return Context(store=store, account=account or resolved.account, settings=resolved)
+    return Context(store=store, account=checked_account(account, resolved), settings=resolved)

@@ -60,12 +60,16 @@ def _check_text(label: str, value: str) -> int:
     return size
 
 
-def _check_label(label: str, value: str, limit: int) -> None:
+def check_label(label: str, value: str, limit: int) -> None:
     """Check a one-line label: UTF-8, not blank, at most `limit` characters, no control
-    characters (a newline or tab in a key, speaker, role or tag breaks every listing)."""
+    characters (a newline or tab in a key, speaker, role or tag breaks every listing).
+
+    Reads check their filters the same way: a label no write accepts matches nothing.
+    """
     _check_text(label, value)
     if not value.strip() or len(value) > limit:
-        raise InvalidInput(f"{label} must be 1-{limit} characters, not blank, got {value[:80]!r}")
+        shown = repr(value) if len(value) <= 80 else f"{len(value)} characters: {value[:60]!r}..."
+        raise InvalidInput(f"{label} must be 1-{limit} characters, not blank, got {shown}")
     check_one_line(label, value)
 
 
@@ -90,7 +94,7 @@ def validate(bank: Bank, item: EntryIn) -> EntryIn:
 def _validated(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> tuple[str, str]:
     """Check `item` as `validate` does; returns its metadata and attachments as JSON text."""
     size = _check_text("content", item.content)
-    _check_label("key", item.key, MAX_KEY_LENGTH)
+    check_label("key", item.key, MAX_KEY_LENGTH)
     if not item.content.strip():
         raise InvalidInput("content is empty: write some text")
     if size > MAX_CONTENT_BYTES:
@@ -103,7 +107,7 @@ def _validated(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> tuple[st
                 f"bank {bank.name!r} is a conversation bank: every entry needs a speaker "
                 "(--speaker NAME)"
             )
-        _check_label("speaker", item.speaker, MAX_SPEAKER_LENGTH)
+        check_label("speaker", item.speaker, MAX_SPEAKER_LENGTH)
         if kind == "entry" and item.speaker == SUMMARY_SPEAKER:
             raise InvalidInput(
                 f"speaker {SUMMARY_SPEAKER!r} is reserved for compaction summaries: "
@@ -126,11 +130,11 @@ def _validated(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> tuple[st
     if item.role is not None:
         if not item.role.strip():
             raise InvalidInput("role is blank: give a role (system, user, assistant, ...) or none")
-        _check_label("role", item.role, MAX_SPEAKER_LENGTH)
+        check_label("role", item.role, MAX_SPEAKER_LENGTH)
     metadata = _check_json("metadata", item.metadata)
     attachments = _check_json("attachments", item.attachments)
     for tag in item.tags:
-        _check_label("tag", tag, MAX_TAG_LENGTH)
+        check_label("tag", tag, MAX_TAG_LENGTH)
     return metadata, attachments
 
 
@@ -335,7 +339,7 @@ def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
 
 def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
     """Return the whole thread (every entry) of `key`, oldest first."""
-    _check_text("key", key)
+    check_label("key", key, MAX_KEY_LENGTH)
     return read(ctx, bank, filters.equals("key", key))
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from memory import banks
+from memory import banks, entries
 from memory.config import Mode
 from memory.context import Context
 from memory.entries import entry_from_row
@@ -106,6 +106,13 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _where(query: SearchQuery) -> str | None:
+    """Return the storage filter of the query's key, tags, speaker and time window."""
+    labels = [("key", query.key, entries.MAX_KEY_LENGTH)]
+    labels += [("speaker", query.speaker, entries.MAX_SPEAKER_LENGTH)]
+    labels += [("tag", tag, entries.MAX_TAG_LENGTH) for tag in query.tags]
+    for label, value, limit in labels:
+        if value is not None:
+            entries.check_label(label, value, limit)
     try:
         return filters.entry_filter(
             key=query.key,

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.errors import InvalidInput
+from memory.text import check_one_line
 
 DEFAULT_URI = ".membank"
 
@@ -47,3 +48,24 @@ def checked_uri(given: str | None, settings: Settings) -> str:
     if "://" not in uri and Path(uri).is_file():
         raise InvalidInput(f"{source} {uri!r} is a file, not a folder: give the storage folder")
     return uri
+
+
+MAX_ACCOUNT_LENGTH = 200
+
+
+def checked_account(given: str | None, settings: Settings) -> str:
+    """Return the account to scope every read and write to: `given` or MEMBANK_ACCOUNT.
+
+    Raises:
+        InvalidInput: the account is blank, too long or not one line (an empty
+            MEMBANK_ACCOUNT would otherwise put banks in an account no listing shows).
+    """
+    source = "account" if given is not None else "MEMBANK_ACCOUNT"
+    account = given if given is not None else settings.account
+    if not account.strip() or len(account) > MAX_ACCOUNT_LENGTH:
+        raise InvalidInput(
+            f"{source} must be 1-{MAX_ACCOUNT_LENGTH} characters, not blank: unset "
+            "MEMBANK_ACCOUNT for the default account 'local', or name one"
+        )
+    check_one_line(source, account)
+    return account

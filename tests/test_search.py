@@ -203,6 +203,27 @@ def test_since_after_until_is_invalid(ctx: Context, conv: Bank, clock: FixedCloc
         search.search(ctx, conv, SearchQuery(text="x", since=now, until=now - timedelta(days=1)))
 
 
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"key": ""}, "key must be 1-512 characters, not blank, got ''"),
+        ({"speaker": "  "}, "speaker must be 1-200 characters, not blank"),
+        ({"tags": ["ok", ""]}, "tag must be 1-64 characters, not blank"),
+        ({"key": "k" * 600}, "key must be 1-512 characters, not blank, got 600 characters: 'kkk"),
+        ({"key": "two\nlines"}, "key 'two\\nlines' holds a control character"),
+    ],
+)
+def test_read_filters_no_write_accepts_are_refused(
+    ctx: Context, conv: Bank, query: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        search.search(ctx, conv, SearchQuery(text="x", **query))
+    assert str(raised.value).startswith(message)
+    if "key" in query:
+        with pytest.raises(InvalidInput, match=r"^key "):
+            entries.load(ctx, conv, query["key"])
+
+
 # escaping -------------------------------------------------------------------------------------
 
 TRICKY_KEYS = [

@@ -44,3 +44,15 @@ def test_an_empty_membank_uri_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     assert code == 2
     assert err.startswith("membank: error: MEMBANK_URI is empty")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("account", ["", "   ", "a\nb", "x" * 201])
+def test_an_unusable_membank_account_is_refused(
+    account: str, data: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMBANK_ACCOUNT", account)
+    code, out, err = run("bank", "create", "--name", "n", "--type", "general", "--data", data)
+    assert (code, out) == (2, "")
+    assert err.startswith("membank: error: MEMBANK_ACCOUNT ") and err.count("\n") == 1
+    monkeypatch.delenv("MEMBANK_ACCOUNT")
+    assert run("bank", "list", "--data", data, "--json") == (0, "[]\n", "")
