@@ -99,6 +99,12 @@ def _check_texts(request: BankCreate | BankUpdate) -> None:
         _check_text(f"bank {field}", getattr(request, field))
 
 
+MAX_THRESHOLD = 2**31 - 1
+"""Largest max_tokens / max_turns: far above any partition, and safe in every export format."""
+MAX_RETENTION_DAYS = 3_650_000
+"""Largest retention: 10,000 years (longer than the calendar behind it expires nothing)."""
+
+
 def _check_values(
     *, name: str | None, max_tokens: int | None, max_turns: int | None, retention: int | None
 ) -> None:
@@ -112,11 +118,13 @@ def _check_values(
             "or an id, so pick a name that is not one"
         )
     for label, value in (("max_tokens", max_tokens), ("max_turns", max_turns)):
-        if value is not None and value < 0:
-            raise InvalidInput(f"{label} must be >= 0 (0 or empty disables it), got {value}")
-    if retention is not None and retention <= 0:
+        if value is not None and not 0 <= value <= MAX_THRESHOLD:
+            raise InvalidInput(
+                f"{label} must be 0-{MAX_THRESHOLD} (0 or empty disables it), got {value}"
+            )
+    if retention is not None and not 0 < retention <= MAX_RETENTION_DAYS:
         raise InvalidInput(
-            f"retention_days must be a positive number of days or null (indefinite), "
+            f"retention_days must be 1-{MAX_RETENTION_DAYS} days or null (indefinite), "
             f"got {retention}"
         )
 

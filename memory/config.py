@@ -56,9 +56,9 @@ class Template(BaseModel):
     type: BankType
     mode: str
     compaction_prompt: str | None = None
-    max_tokens: int | None = Field(default=None, ge=0, strict=True)
-    max_turns: int | None = Field(default=None, ge=0, strict=True)
-    retention_days: int | None = Field(default=None, ge=1, strict=True)
+    max_tokens: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)
+    max_turns: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)
+    retention_days: int | None = Field(default=None, ge=1, le=3_650_000, strict=True)
 
 
 def configs_dir() -> Path:

@@ -344,6 +344,27 @@ def test_negative_threshold_is_invalid(ctx: Context, field: str) -> None:
     assert banks.get(ctx, bank.id) == bank
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("max_tokens", 2**31, "max_tokens must be 0-2147483647"),
+        ("max_turns", 10**23, "max_turns must be 0-2147483647"),
+        ("retention_days", 3_650_001, "retention_days must be 1-3650000 days"),
+    ],
+)
+def test_huge_thresholds_and_retention_are_invalid(
+    ctx: Context, field: str, value: int, message: str
+) -> None:
+    huge: dict[str, Any] = {field: value}
+    with pytest.raises(InvalidInput, match=message):
+        _create(ctx, "b", **huge)
+    assert banks.list_banks(ctx) == []
+    bank = _create(ctx, max_tokens=2**31 - 1, max_turns=10, retention_days=3_650_000)
+    with pytest.raises(InvalidInput, match=message):
+        banks.update(ctx, bank.id, BankUpdate(**huge))
+    assert banks.get(ctx, bank.id) == bank
+
+
 def test_zero_disables_a_threshold(ctx: Context) -> None:
     bank = _create(ctx, max_tokens=0, max_turns=10)
     assert bank.max_tokens is None and bank.max_turns == 10 and bank.has_trigger()
