@@ -29,6 +29,7 @@ from memory.export_parquet import (
     SCAN_COLUMNS,
     PartitionBy,
     group_vectors,
+    is_export_file,
     is_export_folder,
     parquet_schema,
     to_export_batch,
@@ -44,6 +45,8 @@ JSON_SCHEMA_VERSION = 1
 PARQUET_OVERHEAD = 4_500
 """Bytes of a Parquet export that do not grow with its entries: schema, column metadata and
 footer (measured: about 4.3 kB for a few entries)."""
+HEADER_LIMIT = 1024 * 1024
+"""Bytes of a JSON export's first line read to recognise it (its header: format, bank)."""
 SCAN_BATCH = 65_536
 SCAN_BYTES = 32 * 1024 * 1024
 """A scanned batch holds at most SCAN_BATCH entries and about SCAN_BYTES bytes: memory
@@ -146,7 +149,7 @@ def export(
     if fmt == "json":
         if with_vectors or partition_by:
             raise InvalidInput("--with-vectors and --partition-by apply to Parquet exports only")
-        with atomic_file(path) as temp:
+        with atomic_file(path, is_json_export, "JSON") as temp:
             count = _write_json(ctx, bank, temp, flt, progress, batch_size)
         return ExportResult(format=fmt, path=str(path), entries=count, bytes=_size(path), files=1)
     if fmt != "parquet":
@@ -164,7 +167,7 @@ def export(
     # closing: a failed export ends its scan at once (the scan holds the table's read lock)
     with closing(batches):
         if partition_by is None:
-            with atomic_file(path) as temp:
+            with atomic_file(path, is_export_file, "Parquet") as temp:
                 write_single(temp, schema, batches)
             files = 1
         else:
@@ -179,6 +182,22 @@ def export(
         files=files,
         partition_by=partition_by,
         with_vectors=with_vectors,
+    )
+
+
+def is_json_export(path: Path) -> bool:
+    """Return True when `path` starts as `export` writes a JSON export: a header line with
+    `"format": "membank.export"`, then the line opening the entries list."""
+    try:
+        with path.open("rb") as handle:
+            first, second = handle.readline(HEADER_LIMIT), handle.readline(64)
+        header = json.loads(first.decode("utf-8").rstrip().removesuffix(",") + "}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return (
+        isinstance(header, dict)
+        and header.get("format") == JSON_FORMAT
+        and second.strip() == b'"entries": ['
     )
 
 

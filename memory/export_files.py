@@ -1,10 +1,11 @@
 """Atomic output paths: write to a hidden temporary sibling, then rename into place.
 
 A failed or interrupted export never leaves a partial file (or folder) at the target, and
-an export that fails keeps the previous file at the target untouched. A target that cannot
-be written (a file where a folder is needed, no permission) is the caller's mistake and is
-found before any data is read; a write that fails midway (disk full, file too large) is a
-storage failure.
+an export that fails keeps the previous file at the target untouched. An existing target is
+replaced only when it is an earlier export of the same kind (or empty), so a mistyped --out
+never overwrites someone's file. A target that cannot be written (a file where a folder is
+needed, no permission) is the caller's mistake and is found before any data is read; a
+write that fails midway (disk full, file too large) is a storage failure.
 """
 
 from __future__ import annotations
@@ -29,16 +30,25 @@ def temp_sibling(path: Path, label: str = "tmp") -> Path:
 
 
 @contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
+def atomic_file(path: Path, replaceable: Callable[[Path], bool], kind: str) -> Iterator[Path]:
     """Yield a temporary path to write; rename it to `path` only if the block succeeds.
 
+    An existing file at `path` is replaced only when it is empty or `replaceable(path)` says
+    it is an earlier export (`kind` names it in the refusal); nothing is written otherwise.
+
     Raises:
-        InvalidInput: `path` is a folder, or no file can be created next to it.
+        InvalidInput: `path` is a folder or a file that is not an earlier export, or no file
+            can be created next to it.
         StorageError: writing or renaming failed (disk full, file too large).
     """
     _make_parent(path)
     if path.is_dir():
         raise InvalidInput(f"{path} is a folder: give a file path for --out")
+    if _is_file(path) and path.stat().st_size and not replaceable(path):
+        raise InvalidInput(
+            f"{path} exists and is not an earlier membank {kind} export: choose a new --out "
+            "(or delete the file)"
+        )
     temp = temp_sibling(path)
     try:
         temp.touch(exist_ok=False)

@@ -265,17 +265,22 @@ def write_partitioned(
     )
 
 
-def is_export_folder(path: Path) -> bool:
-    """Return True when `path` is empty or holds only Parquet files of a membank export."""
+def is_export_file(path: Path) -> bool:
+    """Return True when `path` is a Parquet file carrying a membank export's schema metadata."""
     import pyarrow.parquet as pq
 
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError):
+        return False
+    return METADATA_KEY in metadata
+
+
+def is_export_folder(path: Path) -> bool:
+    """Return True when `path` is empty or holds only Parquet files of a membank export."""
     files = [p for p in path.rglob("*") if p.is_file()]
     if not files:
         return True
     if any(p.suffix != ".parquet" for p in files):
         return False
-    try:
-        metadata = pq.read_schema(files[0]).metadata or {}
-    except (OSError, ValueError):
-        return False
-    return METADATA_KEY in metadata
+    return is_export_file(files[0])

@@ -15,6 +15,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
@@ -26,7 +27,7 @@ from memory import banks, entries
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
-from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
+from memory.models import SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, EntryKind, Strict
 from memory.store import filters
 
 IMPORT_BATCH = 512
@@ -49,6 +50,15 @@ class ExportedEntry(Strict):
     summary_of: list[str] = Field(default_factory=list)
     created_at: datetime
     token_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Located:
+    """An entry read from an export, with where it stands in the file (for error messages)."""
+
+    record: ExportedEntry
+    where: str
+    """`FILE line N` (a streamed export) or `FILE entry N` (one JSON document)."""
 
 
 class ImportReport(BaseModel):
@@ -79,7 +89,9 @@ def import_json(
         progress: called with the number of entries written since the previous call.
 
     Raises:
-        InvalidInput: not a membank export, a newer export version, or a damaged file.
+        InvalidInput: not a membank export, a newer export version, a damaged file, an
+            invalid new name, or an entry the bank's type does not allow (the message names
+            the file and the entry's line or position and id).
         Conflict: a bank with that name exists (pass another `name`).
     """
     with ExitStack() as stack:
@@ -89,14 +101,15 @@ def import_json(
             raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
             reader = _ExportReader(handle, str(path))
-            source = _source_bank(reader.header)
+            source = _source_bank(reader.header, reader.name)
             request = _create_request(source, name)
-            banks.resolve_create(  # every create rule, on the name it will carry
+            resolved = banks.resolve_create(  # every create rule, on the name it will carry
                 request,
                 account=ctx.account,
                 now=ctx.clock.now(),
                 api_version=banks.CURRENT_API_VERSION,
             )
+            request = request.model_copy(update={"name": resolved.name})
             _check_name_free(ctx, request.name)
             bank = banks.create(ctx, request.model_copy(update={"name": _pending_name(request)}))
             try:
@@ -131,24 +144,31 @@ def _pending_name(request: BankCreate) -> str:
     return f"[importing {uuid.uuid4().hex[:8]}] {request.name}"[: banks.MAX_NAME_LENGTH]
 
 
-def _source_bank(header: dict[str, Any]) -> Bank:
+def _source_bank(header: dict[str, Any], where: str) -> Bank:
     if header.get("format") != JSON_FORMAT:
-        raise InvalidInput('not a membank JSON export (no "format": "membank.export")')
+        raise InvalidInput(f'{where}: not a membank JSON export (no "format": "membank.export")')
     version = header.get("version")
     if not isinstance(version, int) or version > JSON_SCHEMA_VERSION:
         raise InvalidInput(
-            f"export version {version!r} is newer than this membank reads "
+            f"{where}: export version {version!r} is newer than this membank reads "
             f"({JSON_SCHEMA_VERSION}): upgrade membank"
         )
     try:
         return Bank.model_validate(header.get("bank"))
     except ValidationError as exc:
-        raise InvalidInput(f"the export's bank configuration is invalid: {exc}") from None
+        raise InvalidInput(f"{where}: {_problem(exc, 'the bank', 'configuration')}") from None
+
+
+def _problem(exc: ValidationError, owner: str, whole: str) -> str:
+    """Return a validation error's first problem as one line: `OWNER's FIELD: MESSAGE`."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or whole
+    return f"{owner}'s {field}: {first['msg']}"
 
 
 def _create_request(source: Bank, name: str | None) -> BankCreate:
     return BankCreate(
-        name=name or source.name,
+        name=source.name if name is None else name,
         type=source.type,
         mode=source.mode,
         description=source.description,
@@ -162,7 +182,7 @@ def _create_request(source: Bank, name: str | None) -> BankCreate:
 def _write_all(
     ctx: Context,
     bank: Bank,
-    records: Iterator[ExportedEntry],
+    records: Iterator[_Located],
     batch_size: int,
     progress: Progress | None,
 ) -> tuple[int, int]:
@@ -178,18 +198,60 @@ def _write_all(
             progress(len(batch))
         batch = []
 
-    for record in records:
+    for located in records:
+        record = located.record
         if record.id in seen:
             raise InvalidInput(
-                f"the export holds entry id {record.id!r} twice: it is damaged (ids are unique)"
+                f"{located.where}: the export holds entry id {record.id!r} twice: it is "
+                "damaged (ids are unique)"
             )
         seen.add(record.id)
+        _check_entry(bank, located)
         batch.append(record)
         if len(batch) >= batch_size:
             flush()
     if batch:
         flush()
     return count, summaries
+
+
+def _check_entry(bank: Bank, located: _Located) -> None:
+    """Check an entry against the new bank's rules before anything is written; InvalidInput
+    names the file, the entry's place in it and its id (never the bank's temporary name)."""
+    record = located.record
+    try:
+        problem = _type_problem(bank, record)
+        if problem is None:
+            entries.validate(bank, _checkable(record))
+    except InvalidInput as exc:
+        problem = str(exc)
+    if problem is not None:
+        raise InvalidInput(f"{located.where} (id {record.id!r}): {problem}")
+
+
+def _type_problem(bank: Bank, record: ExportedEntry) -> str | None:
+    """Return what the bank's type forbids in the entry, in the export's own terms."""
+    if bank.type == "conversation":
+        if record.speaker is None or not record.speaker.strip():
+            return "speaker is missing: every entry of a conversation bank needs one"
+        if record.memory_type is not None:
+            return f"memory_type is {record.memory_type!r}: memory types belong to general banks"
+    else:
+        if record.speaker is not None:
+            return f"speaker is {record.speaker!r}: entries of a general bank have no speaker"
+        if record.role is not None:
+            return f"role is {record.role!r}: roles belong to conversation banks"
+    return None
+
+
+def _checkable(record: ExportedEntry) -> EntryIn:
+    """Return the entry as `entries.validate` checks it. A summary may carry the speaker
+    reserved for summaries, which `validate` refuses on plain entries: it is checked as
+    the bank's type allows, so only that one rule is left out."""
+    item = _entry_in(record)
+    if record.kind == "summary" and record.speaker == SUMMARY_SPEAKER:
+        return item.model_copy(update={"speaker": "summary"})
+    return item
 
 
 def _summaries(batch: list[ExportedEntry]) -> int:
@@ -252,7 +314,7 @@ class _ExportReader:
         self._all = data.pop("entries")
         self.header = data
 
-    def entries(self) -> Iterator[ExportedEntry]:
+    def entries(self) -> Iterator[_Located]:
         """Yield every entry, checking the count the export announces at its end."""
         if self._all is not None:
             for number, value in enumerate(self._all, start=1):
@@ -282,13 +344,14 @@ class _ExportReader:
                 yield self._entry(value, f"line {number}")
         raise InvalidInput(f"{self.name} is truncated: the entries list never ends")
 
-    def _entry(self, value: Any, where: str) -> ExportedEntry:
+    def _entry(self, value: Any, where: str) -> _Located:
         try:
-            return ExportedEntry.model_validate(value)
+            record = ExportedEntry.model_validate(value)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "entry"
             raise InvalidInput(f"{self.name} {where}: {field}: {first['msg']}") from None
+        return _Located(record=record, where=f"{self.name} {where}")
 
     def _check_count(self, announced: Any, read: int) -> None:
         if announced != read:

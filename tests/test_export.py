@@ -310,6 +310,64 @@ def test_partitioned_export_never_replaces_a_foreign_folder(
     assert (folder / "notes.txt").read_text() == "keep me"
 
 
+def test_single_file_export_replaces_only_an_earlier_export_of_its_format(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    notes, as_json, as_parquet = tmp_path / "notes.txt", tmp_path / "a.json", tmp_path / "a.pq"
+    notes.write_text("keep me")
+    export(ctx, bank, "json", as_json)
+    export(ctx, bank, "parquet", as_parquet)
+    pretty = tmp_path / "pretty.json"  # a reformatted export is not one export writes
+    pretty.write_text(json.dumps(json.loads(as_json.read_text("utf-8")), indent=2), "utf-8")
+    refused = [
+        ("json", notes, "JSON"),
+        ("parquet", notes, "Parquet"),
+        ("json", as_parquet, "JSON"),
+        ("parquet", as_json, "Parquet"),
+        ("json", pretty, "JSON"),
+    ]
+    for fmt, target, label in refused:
+        before = target.read_bytes()
+        with pytest.raises(InvalidInput) as refusal:
+            export(ctx, bank, fmt, target)  # type: ignore[arg-type]
+        assert str(refusal.value) == (
+            f"{target} exists and is not an earlier membank {label} export: choose a new "
+            "--out (or delete the file)"
+        )
+        assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "db") == [
+        "a.json",
+        "a.pq",
+        "notes.txt",
+        "pretty.json",
+    ]
+    assert export(ctx, bank, "json", as_json).entries == 4
+    assert export(ctx, bank, "parquet", as_parquet).entries == 4
+    empty = tmp_path / "empty.json"
+    empty.touch()  # an empty file holds nothing to lose (e.g. made by mktemp)
+    assert export(ctx, bank, "json", empty).entries == 4
+
+
+def test_cli_export_over_a_foreign_file_is_exit_2(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me")
+    assert main(["export", "support", "--format", "json", "--out", str(notes)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"membank: error: {notes} exists and is not an earlier membank JSON export: choose a "
+        "new --out (or delete the file)\n"
+    )
+    assert notes.read_text() == "keep me"
+
+
 def failing_after(calls: int, real: Any, error: Exception | None = None) -> Any:
     """Return `real` wrapped to raise `error` (default an injected RuntimeError) from call
     number `calls + 1` on."""
@@ -551,7 +609,8 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
 def test_cli_export_file_too_large_is_exit_1(ctx: Context, bank: Bank, tmp_path: Path) -> None:
     """`(ulimit -f 2; membank export ...)`: a real process whose writes stop at 2 kB."""
     out = tmp_path / "lim.json"
-    out.write_text("previous")
+    export(ctx, bank, "json", out)  # an earlier export: the one to keep
+    previous = out.read_bytes()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMBANK_")}
     env.update(MEMBANK_ACCOUNT=ctx.account, MEMBANK_BLOCK_MODEL_REQUESTS="1")
     limited = (
@@ -574,7 +633,7 @@ def test_cli_export_file_too_large_is_exit_1(ctx: Context, bank: Bank, tmp_path:
     assert done.returncode == 1, err
     assert err.startswith("membank: failed: ") and err.count("\n") == 1, err
     assert "File too large" in err and "Traceback" not in err
-    assert out.read_text() == "previous"
+    assert out.read_bytes() == previous
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".lim.json")] == []
 
 

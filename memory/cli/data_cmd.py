@@ -23,7 +23,7 @@ from memory.cli.args import (
     positive,
     time_range,
 )
-from memory.cli.output import emit_json, say
+from memory.cli.output import counted, emit_json, say
 
 EXIT_REJECTED = 4
 """Exit code of an ingest that finished but quarantined rows in a rejects file."""
@@ -137,7 +137,7 @@ def _export(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(guess)
         else:
-            say(f"{guess.entries:,} entries, about {_human(guess.bytes)} ({guess.note})")
+            say(f"{_entries(guess.entries)}, about {_human(guess.bytes)} ({guess.note})")
         return 0
     with progress_bar(count_entries(ctx, bank, flt), " entries") as progress:
         result = export(
@@ -153,8 +153,8 @@ def _export(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
     else:
-        files = f" in {result.files} files" if result.partition_by else ""
-        say(f"exported {result.entries:,} entries to {result.path} ({_human(result.bytes)}{files})")
+        files = f" in {counted(result.files, 'file')}" if result.partition_by else ""
+        say(f"exported {_entries(result.entries)} to {result.path} ({_human(result.bytes)}{files})")
     return 0
 
 
@@ -167,7 +167,8 @@ def _import(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         say(
-            f"imported {report.entries:,} entries ({report.summaries} compaction summaries) "
+            f"imported {_entries(report.entries)} "
+            f"({counted(report.summaries, 'compaction summary', 'compaction summaries')}) "
             f"from {report.source_bank!r} into new bank {report.bank.name} ({report.bank.id})"
         )
     return 0
@@ -186,6 +187,10 @@ def _stats(args: argparse.Namespace) -> int:
     else:
         say(stats.render(result))
     return 0
+
+
+def _entries(count: int) -> str:
+    return counted(count, "entry", "entries")
 
 
 def _human(size: int) -> str:

@@ -40,6 +40,12 @@ def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """Return `count` with its noun, singular for one: `1 entry`, `2,000 entries`."""
+    word = noun if count == 1 else plural or f"{noun}s"
+    return f"{count:,} {word}"
+
+
 def say(text: str) -> None:
     """Print a line of human-readable output on stdout."""
     sys.stdout.write(text + "\n")
