@@ -14,7 +14,7 @@ ifeq ($(UV),)
 UV := python3 -m uv
 endif
 
-.PHONY: install demo test lint typecheck
+.PHONY: install demo test lint typecheck serve
 
 install:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv \

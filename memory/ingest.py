@@ -244,7 +244,10 @@ def _pydantic_error(exc: ValidationError) -> RowError:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "row"
     if first["type"] == "missing":
-        return RowError("missing_field", f"{where}: required column is missing")
+        return RowError(
+            "missing_field",
+            f"{where}: required, but this row has no value (column missing or cell empty)",
+        )
     return RowError("wrong_type", f"{where}: {first['msg']}")
 
 

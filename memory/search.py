@@ -58,8 +58,9 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
     """Return the top-k entries for `query`, best first, each with its best chunk.
 
     Raises:
-        InvalidInput: empty text, k out of range, a bad time window, or a filter value
-            that cannot be stored (NUL, invalid UTF-8).
+        InvalidInput: empty text, k out of range, a bad time window, a filter value no
+            entry can hold (blank, too long, NUL, invalid UTF-8), or a speaker filter on a
+            general bank.
     """
     if not query.text.strip():
         raise InvalidInput("search query is empty: give some text to search for")
@@ -67,6 +68,10 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
         raise InvalidInput(f"k must be between 1 and {MAX_K}, got {query.k}")
     if query.since and query.until and query.since >= query.until:
         raise InvalidInput("--since must be before --until")
+    if query.speaker is not None and bank.type == "general":
+        raise InvalidInput(
+            f"bank {bank.name!r} is a general bank: entries have no speaker (drop --speaker)"
+        )
     mode = banks.mode_of(bank)
     where = _where(query)
     if query.method == "hybrid":

@@ -224,6 +224,13 @@ def test_read_filters_no_write_accepts_are_refused(
             entries.load(ctx, conv, query["key"])
 
 
+def test_a_speaker_filter_on_a_general_bank_is_refused(ctx: Context) -> None:
+    notes = banks.create(ctx, BankCreate(name="notes", type="general"))
+    entries.write(ctx, notes, [EntryIn(key="k", content="bob likes tea")])
+    with pytest.raises(InvalidInput, match="general bank: entries have no speaker"):
+        search.search(ctx, notes, SearchQuery(text="tea", speaker="bob"))
+
+
 # escaping -------------------------------------------------------------------------------------
 
 TRICKY_KEYS = [

@@ -140,6 +140,17 @@ def test_a_port_out_of_range_is_a_usage_error(
     assert "use 1-65535" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("pool", ["", "  ", "a/b", "x<y", "two\nlines"])
+def test_a_bad_pool_name_is_a_usage_error_before_anything_starts(
+    pool: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--pool", pool])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a work pool name" in err and len(err.splitlines()) == 1
+
+
 def test_last_message_joins_a_wrapped_error_and_keeps_a_tracebacks_exception(
     tmp_path: Path,
 ) -> None:

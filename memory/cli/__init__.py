@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         metavar="URI",
         default=argparse.SUPPRESS,
-        help="storage URI (default: $MEMBANK_URI or .membank)",
+        help="storage URI (default: $MEMBANK_URI or .membank; demo: .membank-demo)",
     )
     parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

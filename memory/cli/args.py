@@ -137,6 +137,15 @@ def positive(value: str) -> int:
     return number
 
 
+def pool_name(value: str) -> str:
+    """Return a Prefect work pool name (argparse type): one line, not blank, none of / % & > <."""
+    if not value.strip() or any(c in value for c in "/%&><") or not value.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a work pool name: use one line of text without / % & > <"
+        )
+    return value
+
+
 def port_number(value: str) -> int:
     """Return a TCP port, 1-65535 (argparse type); a clear error otherwise."""
     try:

@@ -16,10 +16,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     sub = bank.add_subparsers(dest="bank_command", required=True, parser_class=type(bank))
 
     create = sub.add_parser("create", parents=[common], help="create a bank")
-    create.add_argument("--name", required=True)
-    create.add_argument("--type", choices=["conversation", "general"])
-    create.add_argument("--mode")
-    create.add_argument("--template")
+    create.add_argument("--name", required=True, help="1-200 characters, unique in the account")
+    create.add_argument(
+        "--type",
+        choices=["conversation", "general"],
+        help="required unless --template gives it; fixed for life",
+    )
+    create.add_argument("--mode", help="embedding mode (see `membank modes`); fixed for life")
+    create.add_argument("--template", help="start from a template (see `membank templates`)")
     _settings_options(create)
     create.set_defaults(handler=_create)
 
@@ -33,12 +37,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         ("reset-source", _reset, "delete every entry; the bank config stays"),
     ):
         command = sub.add_parser(name, parents=[common], help=text)
-        command.add_argument("bank", metavar="BANK")
+        command.add_argument("bank", metavar="BANK", help="bank name or id")
         command.set_defaults(handler=handler)
 
     update = sub.add_parser("update", parents=[common], help="change a bank's settings")
-    update.add_argument("bank", metavar="BANK")
-    update.add_argument("--name")
+    update.add_argument("bank", metavar="BANK", help="bank name or id")
+    update.add_argument("--name", help="a new name")
     update.add_argument("--type", help="rejected: a bank's type is fixed at creation")
     update.add_argument("--mode", help="rejected: a bank's mode is fixed at creation")
     _settings_options(update)
@@ -51,8 +55,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _settings_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--description")
-    parser.add_argument("--compaction-prompt")
+    parser.add_argument("--description", help="free text")
+    parser.add_argument(
+        "--compaction-prompt",
+        help="instructions for summaries (without one, compaction deletes with no summary)",
+    )
     parser.add_argument("--max-tokens", type=non_negative, help="0 disables")
     parser.add_argument("--max-turns", type=non_negative, help="0 disables")
     retention = parser.add_mutually_exclusive_group()

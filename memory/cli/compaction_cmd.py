@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memory.cli.args import context, port_number, positive
+from memory.cli.args import context, pool_name, port_number, positive
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     compact = commands.add_parser(
         "compact", parents=[common], help="compact a bank's partitions over a threshold now"
     )
-    compact.add_argument("bank", metavar="BANK")
+    compact.add_argument("bank", metavar="BANK", help="bank name or id")
     compact.add_argument("--key", help="only this partition (also finishes an interrupted run)")
     compact.set_defaults(handler=_compact)
 
@@ -38,7 +38,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="start a local Prefect server, a worker and the deployments (Ctrl-C stops all)",
     )
     serve.add_argument("--port", type=port_number, default=4200, help="Prefect API port (1-65535)")
-    serve.add_argument("--pool", default="membank", help="process work pool name")
+    serve.add_argument("--pool", type=pool_name, default="membank", help="process work pool name")
     serve.add_argument(
         "--llm-limit", type=positive, default=2, help="LLM task runs at once, across flows"
     )

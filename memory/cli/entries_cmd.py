@@ -21,7 +21,7 @@ from memory.models import MEMORY_TYPES
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the entry commands."""
     write = commands.add_parser("write", parents=[common], help="write one entry ('-' = stdin)")
-    write.add_argument("bank", metavar="BANK")
+    write.add_argument("bank", metavar="BANK", help="bank name or id")
     write.add_argument(
         "text",
         metavar="TEXT",
@@ -37,7 +37,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     write.set_defaults(handler=_write)
 
     search = commands.add_parser("search", parents=[common], help="hybrid search of a bank")
-    search.add_argument("bank", metavar="BANK")
+    search.add_argument("bank", metavar="BANK", help="bank name or id")
     search.add_argument("query", metavar="QUERY", help="what to look for; `-` reads it from stdin")
     search.add_argument("--key", help="only this partition")
     add_tag_filter(search)
@@ -56,12 +56,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     search.set_defaults(handler=_search)
 
     load = commands.add_parser("load", parents=[common], help="a key's whole thread, oldest first")
-    load.add_argument("bank", metavar="BANK")
-    load.add_argument("--key", required=True)
+    load.add_argument("bank", metavar="BANK", help="bank name or id")
+    load.add_argument("--key", required=True, help="the partition to load")
     load.set_defaults(handler=_load)
 
     forget = commands.add_parser("forget", parents=[common], help="delete one entry for good")
-    forget.add_argument("bank", metavar="BANK")
+    forget.add_argument("bank", metavar="BANK", help="bank name or id")
     forget.add_argument("entry_id", metavar="ENTRY_ID")
     forget.set_defaults(handler=_forget)
 
