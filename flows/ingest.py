@@ -53,7 +53,8 @@ def report_markdown(report: IngestReport) -> str:
         )
     t = report.totals()
     lines.append(
-        f"| **total ({t['files']} files)** | {t['rows']} | {t['stored']} | {t['duplicates']} "
+        f"| **total ({t['files']} file{'' if t['files'] == 1 else 's'})** | {t['rows']} "
+        f"| {t['stored']} | {t['duplicates']} "
         f"| {t['rejected']} | |"
     )
     tally = report.compaction

@@ -73,8 +73,13 @@ class ExportFilters(BaseModel):
     until: datetime | None = None
     """Entries created before this time (exclusive)."""
 
-    def check(self) -> None:
-        """Raise InvalidInput when the time frame is empty (since not before until)."""
+    def check(self, bank: Bank) -> None:
+        """Raise InvalidInput when the time frame is empty (since not before until), or for
+        a speaker filter on a general bank (its entries have no speaker)."""
+        if self.speaker is not None and bank.type == "general":
+            raise InvalidInput(
+                f"bank {bank.name!r} is a general bank: entries have no speaker (drop --speaker)"
+            )
         if self.since is not None and self.until is not None and self.since >= self.until:
             raise InvalidInput(
                 f"--since ({self.since:%Y-%m-%d %H:%M}) must be before --until "
@@ -144,7 +149,7 @@ def export(
             at `out` is kept.
     """
     flt = flt or ExportFilters()
-    flt.check()
+    flt.check(bank)
     path = Path(out)
     if fmt == "json":
         if with_vectors or partition_by:
@@ -204,7 +209,7 @@ def is_json_export(path: Path) -> bool:
 def count_entries(ctx: Context, bank: Bank, flt: ExportFilters | None = None) -> int:
     """Return how many entries match the filters."""
     flt = flt or ExportFilters()
-    flt.check()
+    flt.check(bank)
     where = filters.conjoin("chunk_index = 0", flt.predicate())
     return ctx.store.count(bank.id, banks.vector_dims(ctx, bank), where)
 
@@ -224,7 +229,7 @@ def estimate(
     makes a large file smaller than the estimate).
     """
     flt = flt or ExportFilters()
-    flt.check()
+    flt.check(bank)
     dims = banks.vector_dims(ctx, bank)
     columns = [*_STRING_COLUMNS, *_TEXT_COLUMNS, *_LIST_COLUMNS, "chunk_count"]
     entries = text = items = chunks = 0

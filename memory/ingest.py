@@ -403,7 +403,8 @@ def iter_report_lines(report: IngestReport) -> Iterator[str]:
         )
     t = report.totals()
     yield (
-        f"total: {t['rows']} rows in {t['files']} files: {t['stored']} stored, "
+        f"total: {t['rows']} rows in {t['files']} file{'' if t['files'] == 1 else 's'}: "
+        f"{t['stored']} stored, "
         f"{t['duplicates']} already present, {t['rejected']} rejected"
     )
     tally = report.compaction

@@ -144,6 +144,17 @@ def test_json_export_holds_config_and_entries(ctx: Context, bank: Bank, tmp_path
         assert set(record) == set(Entry.model_fields) - {"bank_id"}
 
 
+def test_a_speaker_filter_on_a_general_bank_is_refused(ctx: Context, tmp_path: Path) -> None:
+    notes = banks.create(ctx, BankCreate(name="notes", type="general"))
+    entries.write(ctx, notes, [EntryIn(key="k", content="bob likes tea")])
+    flt = ExportFilters(speaker="bob")
+    with pytest.raises(InvalidInput, match="general bank: entries have no speaker"):
+        export(ctx, notes, "json", tmp_path / "n.json", flt=flt)
+    with pytest.raises(InvalidInput, match="general bank"):
+        estimate(ctx, notes, "json", flt=flt)
+    assert not (tmp_path / "n.json").exists()
+
+
 @pytest.mark.parametrize(
     ("flt", "expected"),
     [

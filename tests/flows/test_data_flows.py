@@ -33,7 +33,7 @@ def test_ingest_and_export_flows(prefect_api: None, tmp_path: Path) -> None:
 
     assert (report.stored, report.rejected) == (4, 8)
     markdown = artifact_markdown("membank-ingest")
-    assert "| **total (1 files)** | 12 | 4 | 0 | 8 | |" in markdown
+    assert "| **total (1 file)** | 12 | 4 | 0 | 8 | |" in markdown
     assert f"`{source}.rejects.jsonl`" in markdown
 
     out = tmp_path / "support.json"
