@@ -10,8 +10,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from multiprocessing.pool import Pool
+from pathlib import Path
+
+import pytest
 
 from memory import banks, entries
+from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
 from memory.llm import offline_reply
 from memory.models import Bank, BankCreate, Entry, EntryIn
@@ -26,6 +30,16 @@ def run(*args: str) -> tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = main(list(args))
     return code, out.getvalue(), err.getvalue()
+
+
+def config_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str) -> Path:
+    """Return a folder named by MEMBANK_CONFIG_DIR holding the given files (modes_yaml=...)."""
+    folder = tmp_path / "my-configs"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name.replace("_", ".")).write_text(text, encoding="utf-8")
+    monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
+    return folder
 
 
 class ExtractiveCompleter:

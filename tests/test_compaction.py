@@ -365,20 +365,6 @@ def test_small_max_tokens_keeps_the_newest_fact_and_more_than_one_fact(
     assert len(summaries) == 1 and "Fact number 1:" not in summaries[0].content  # turned over
 
 
-def test_an_irreducible_result_counts_the_entries_that_stay(
-    ctx: Context, extractive: ExtractiveCompleter
-) -> None:
-    bank = make_bank(ctx, name="big", type="general", max_tokens=100, compaction_prompt="Sum.")
-    entries.write(ctx, bank, [EntryIn(key="g", content="small note about 42 apples")])
-    huge = " ".join(f"word{n}" for n in range(200))
-    entries.write(ctx, bank, [EntryIn(key="g", content=huge)])  # inline: summarises the note
-    stored = entries.load(ctx, bank, "g")
-    (result,) = compaction.compact_bank(ctx, bank)
-    assert result.status == "irreducible" and result.covered == 0
-    assert result.kept == result.entries_after == result.entries_before == len(stored) == 2
-    assert result.tokens_after == sum(e.token_count for e in stored)
-
-
 def test_tiny_budget_summaries_keep_the_facts_after_each_colon(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:
@@ -409,5 +395,8 @@ def test_newest_entry_alone_over_max_tokens_does_not_loop(
     for _ in range(3):  # still over max_tokens, but nothing new to fold: no compaction
         (result,) = compaction.compact_bank(ctx, bank)
         assert result.status == "irreducible" and result.reasons and result.covered == 0
+        # the row counts what stays: both entries
+        assert result.kept == result.entries_after == result.entries_before == 2
+        assert result.tokens_after == sum(e.token_count for e in stored)
     assert extractive.calls == calls
     assert [e.id for e in entries.load(ctx, bank, "g")] == [e.id for e in stored]

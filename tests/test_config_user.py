@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from compaction_support import run
+from compaction_support import config_folder, run
 
 from memory import banks, entries
 from memory.config import CONFIG_DIR_ENV, modes, templates
@@ -29,16 +29,6 @@ MISSING_MODE = (
     f"bank 'notes' uses unknown mode 'mine' ({CONFIG_DIR_ENV} is unset): "
     f"set {CONFIG_DIR_ENV} to the folder whose modes.yaml defines 'mine'"
 )
-
-
-def config_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str) -> Path:
-    """Return a folder named by MEMBANK_CONFIG_DIR holding the given files (modes_yaml=...)."""
-    folder = tmp_path / "my-configs"
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name.replace("_", ".")).write_text(text, encoding="utf-8")
-    monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
-    return folder
 
 
 # odd files in the folder ---------------------------------------------------------------

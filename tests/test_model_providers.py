@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from compaction_support import make_bank, run, write_turns
+from compaction_support import config_folder, make_bank, run, write_turns
 from fake_llm_server import Script, fake_llm_server
 
 from memory import entries, llm
@@ -49,16 +49,6 @@ def server(script: Script, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             yield url
         finally:
             llm.allow_model_requests(previous)
-
-
-def user_configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str) -> Path:
-    """Write the given files (modes.yaml, templates.yaml) into a folder named by the env var."""
-    folder = tmp_path / "my-configs"
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name.replace("_", ".")).write_text(text, encoding="utf-8")
-    monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
-    return folder
 
 
 @pytest.mark.parametrize(
@@ -148,7 +138,7 @@ def test_a_server_that_never_answers_times_out_and_keeps_entries(
 def test_a_user_mode_embeds_through_a_litellm_embedding_model(
     server: str, script: Script, data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    user_configs(tmp_path, monkeypatch, modes_yaml=REMOTE_MODE)
+    config_folder(tmp_path, monkeypatch, modes_yaml=REMOTE_MODE)
 
     code, out, _ = run("modes", "--json")
     assert code == 0
@@ -180,7 +170,7 @@ def test_a_user_mode_embeds_through_a_litellm_embedding_model(
 
 
 def test_user_templates_may_use_user_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    user_configs(
+    config_folder(
         tmp_path,
         monkeypatch,
         modes_yaml=REMOTE_MODE,
@@ -243,7 +233,7 @@ def test_user_templates_may_use_user_modes(tmp_path: Path, monkeypatch: pytest.M
 def test_bad_user_configs_are_refused_with_the_file_and_the_problem(
     files: dict[str, str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = user_configs(tmp_path, monkeypatch, **files)
+    folder = config_folder(tmp_path, monkeypatch, **files)
     with pytest.raises(InvalidInput, match=message) as raised:
         modes()
         templates()
@@ -264,5 +254,5 @@ def test_a_config_dir_that_is_not_a_folder_is_refused(
 
 def test_an_empty_config_file_adds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shipped = set(modes())
-    user_configs(tmp_path, monkeypatch, modes_yaml="# nothing yet\n")
+    config_folder(tmp_path, monkeypatch, modes_yaml="# nothing yet\n")
     assert set(modes()) == shipped

@@ -17,7 +17,7 @@ from memory import banks, entries, search
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
-from memory.models import Bank, BankCreate, BankUpdate, EntryIn, SearchQuery
+from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQuery
 from memory.store import LanceStore, filters
 from memory.store.schema import ENTRY_COLUMNS
 
@@ -208,14 +208,20 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     assert ctx.store.count(gen.id, dims) == 0
 
 
+def _indexed_notes_and(ctx: Context, gen: Bank, text: str) -> tuple[list[Entry], Entry]:
+    """Write five `apple note` entries under key k and `text` under key x, all indexed."""
+    notes = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
+    (other,) = entries.write(ctx, gen, [EntryIn(key="x", content=text)])
+    ctx.store.maintain(gen.id, get_mode(gen.mode).dims)
+    return notes, other
+
+
 def test_a_prune_rebuilds_its_indices_without_deleted_words(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
     dims = get_mode(gen.mode).dims
-    kept = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
-    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
-    ctx.store.maintain(gen.id, dims)
-    entries.delete_ids(ctx, gen, [doomed[0].id])
+    kept, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
+    entries.delete_ids(ctx, gen, [doomed.id])
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert not store_indices.remap_pending(table)
     assert {i.name: i.index_type for i in table.list_indices()} == {
@@ -304,10 +310,8 @@ def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dims = get_mode(gen.mode).dims
-    entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
-    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzswapmarker quince")])
-    ctx.store.maintain(gen.id, dims)
-    entries.delete_ids(ctx, gen, [doomed[0].id], prune=False)
+    _, doomed = _indexed_notes_and(ctx, gen, "zzswapmarker quince")
+    entries.delete_ids(ctx, gen, [doomed.id], prune=False)
     folder = next((tmp_path / "db").glob("entries_*.lance")) / "_indices"
     before = {p.name for p in folder.iterdir()}
 
@@ -329,9 +333,7 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dims = get_mode(gen.mode).dims
-    entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
-    doomed = entries.write(ctx, gen, [EntryIn(key="x", content="zzrebuildmarker quince")])
-    ctx.store.maintain(gen.id, dims)
+    _, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
 
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("killed during the index rebuild")
@@ -339,7 +341,7 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     rebuild = store_segments.rebuild
     monkeypatch.setattr(store_segments, "rebuild", crash)
     with pytest.raises(StorageError, match="killed during the index rebuild"):
-        entries.delete_ids(ctx, gen, [doomed[0].id])
+        entries.delete_ids(ctx, gen, [doomed.id])
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert store_indices.remap_pending(table)
     # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
