@@ -12,6 +12,7 @@ from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
 import memory.compaction as compaction
+import memory.store.indices as store_indices
 import memory.store.segments as store_segments
 from memory import entries, retention
 from memory.clock import FixedClock
@@ -32,9 +33,10 @@ def pool() -> Iterator[Pool]:
 @pytest.fixture(params=["one-segment", "many-segments"])
 def prune_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """How this process's indices are cut into segments (the writers' keep the defaults)."""
-    if request.param == "many-segments":
+    if request.param == "many-segments":  # and the deferred remap of big tables
         monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 2)
         monkeypatch.setattr(store_segments, "SMALL_SEGMENT_ROWS", 1)
+        monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)
     return str(request.param)
 
 

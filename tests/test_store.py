@@ -186,7 +186,7 @@ def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) 
     entries.write(ctx, gen, [EntryIn(key="k", content="after")])
     with pytest.raises((OSError, ValueError)):  # the stale version's files are gone
         stale.to_lance().to_table(columns=["content"])
-    rows = lance_store._read(stale, lambda t: t.to_lance().to_table(columns=["content"]))
+    rows = lance_store._on_latest(stale, lambda t: t.to_lance().to_table(columns=["content"]))
     assert rows.column("content").to_pylist() == ["after"]
 
 
@@ -309,6 +309,7 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
 def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
     dims = get_mode(gen.mode).dims
     _, doomed = _indexed_notes_and(ctx, gen, "zzswapmarker quince")
     entries.delete_ids(ctx, gen, [doomed.id], prune=False)
@@ -332,6 +333,7 @@ def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
 def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
     dims = get_mode(gen.mode).dims
     _, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
 

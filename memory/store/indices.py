@@ -28,6 +28,11 @@ FTS_PARAMS: dict[str, Any] = {
 }
 """The full-text tokenizer (LanceDB's `create_fts_index` defaults), given explicitly so the
 first index and every rebuilt segment (`segments.rebuild`) tokenize alike."""
+DEFER_REMAP_ROWS = 50_000
+"""From this many rows a rewrite defers LanceDB's index remap and the touched segments are
+rebuilt instead (a full-text remap costs more than a rebuild on big tables). Smaller tables
+are remapped during the rewrite: no deferred-remap record is left for a concurrent process
+to race on (one process dropping the record another's rewrite still needs)."""
 REMAP_PENDING = "__lance_frag_reuse"
 """LanceDB's record of a compaction whose index remap was deferred: until the touched
 segments are rebuilt, reads translate old row addresses through it."""

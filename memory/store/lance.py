@@ -53,11 +53,14 @@ def _lost_race(exc: BaseException) -> bool:
     return "not found" in str(exc).lower()
 
 
-def _read(table: Any, action: Callable[[Any], T]) -> T:
-    """Run a short read; if another process pruned the files under it, reload and rerun.
+def _on_latest(table: Any, action: Callable[[Any], T]) -> T:
+    """Run a short read or commit; if another process pruned the files under it, reload and
+    rerun.
 
     A prune removes the files of every version but the latest, so a read that started on
-    an older version can find its data files gone; the latest version holds all live rows.
+    an older version can find its data files gone, and a commit checking for conflicts can
+    find an older version's transaction file gone (nothing was committed then); the latest
+    version holds all live rows.
     """
     for attempt in range(RACE_RETRIES):
         try:
@@ -147,7 +150,7 @@ class LanceStore:
         registry = self._registry(create=False)
         if registry is None:
             return []
-        table = _read(registry, lambda t: t.to_lance().to_table(filter=predicate))
+        table = _on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
@@ -155,7 +158,7 @@ class LanceStore:
         registry = self._registry(create=False)
         if registry is None:
             return []
-        table = _read(registry, lambda t: t.to_lance().to_table(columns=["body"]))
+        table = _on_latest(registry, lambda t: t.to_lance().to_table(columns=["body"]))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def delete_bank_record(self, account: str, bank_id: str) -> None:
@@ -232,17 +235,8 @@ class LanceStore:
         table = self.entries_table(bank_id, dims)
         assert table is not None
         data = with_search_text(rows, entries_schema(dims))
-        for attempt in range(RACE_RETRIES):
-            try:
-                table.add(data)
-                break
-            except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
-                # A prune in another process removed old version files this commit was
-                # checking against; nothing was committed, so reload and try again.
-                if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
-                    raise
-                table.checkout_latest()
-        if _read(table, indices.needs_maintenance):
+        _on_latest(table, lambda t: t.add(data))
+        if _on_latest(table, indices.needs_maintenance):
             self._maintain(table)
 
     def maintain(self, bank_id: str, dims: int) -> None:
@@ -275,11 +269,13 @@ class LanceStore:
 
     def _rewrite(self, table: Any, options: CompactionOptions) -> None:
         """Compact fragments with `options`, then rebuild the index segments that covered
-        rewritten or deleted fragments (all of them after an interrupted rewrite)."""
+        rewritten or deleted fragments (all of them after an interrupted rewrite). Big
+        tables defer LanceDB's remap (`indices.DEFER_REMAP_ROWS`)."""
         table.checkout_latest()
         dataset = table.to_lance()
         before = None if indices.remap_pending(table) else segments.snapshot(dataset)
-        rewrite.compact(dataset, {**options, "defer_index_remap": True})
+        defer = table.count_rows() >= indices.DEFER_REMAP_ROWS
+        rewrite.compact(dataset, {**options, "defer_index_remap": defer})
         table.checkout_latest()
         segments.rebuild(table.to_lance(), before)
         table.checkout_latest()
@@ -289,7 +285,7 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return
-        table.delete(predicate)
+        _on_latest(table, lambda t: t.delete(predicate))
         if prune:
             self._prune_table(table)
 
@@ -337,7 +333,7 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
-        result: pa.Table = _read(
+        result: pa.Table = _on_latest(
             table, lambda t: t.to_lance().to_table(columns=list(columns), filter=where)
         )
         return result
@@ -375,13 +371,13 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return False
-        fragments = _read(table, lambda t: t.to_lance().get_fragments())
+        fragments = _on_latest(table, lambda t: t.to_lance().get_fragments())
         return any(fragment.deletion_file() is not None for fragment in fragments)
 
     def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
         table = self.entries_table(bank_id, dims, create=False)
-        return 0 if table is None else int(_read(table, lambda t: t.count_rows(where)))
+        return 0 if table is None else int(_on_latest(table, lambda t: t.count_rows(where)))
 
     def search(
         self,
@@ -402,7 +398,9 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
-        result = _read(table, lambda t: self._query(t, method, vector, text, where, limit, columns))
+        result = _on_latest(
+            table, lambda t: self._query(t, method, vector, text, where, limit, columns)
+        )
         return _with_score(result)
 
     @staticmethod
