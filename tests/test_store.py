@@ -18,7 +18,7 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
 from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQuery
-from memory.store import LanceStore, filters
+from memory.store import LanceStore, filters, rewrite
 from memory.store.schema import ENTRY_COLUMNS
 
 
@@ -328,6 +328,52 @@ def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
     ctx.store.prune(gen.id, dims)
     assert _files_containing(tmp_path / "db", b"zzswapmarker") == []
     assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
+
+
+def test_a_prune_keeps_the_remap_record_another_process_rewrote_into(
+    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
+    monkeypatch.setattr(lance_store, "FRAGMENT_ROWS", 4)  # each write keeps its fragment
+    monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 4)  # one segment per write
+    dims = get_mode(gen.mode).dims
+    written = [
+        entries.write(ctx, gen, [EntryIn(key=f"k{w}", content=f"fig{w} n{i}") for i in range(4)])
+        for w in range(3)
+    ]
+    ctx.store.maintain(gen.id, dims)
+    gone = [written[0][1].id, written[2][1].id]
+    entries.delete_ids(ctx, gen, gone, prune=False)
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    build = store_segments._build
+    others: list[int] = []
+
+    def racing_build(dataset: Any, spec: Any, fragments: list[int]) -> Any:
+        if not others:  # another process rewrites write 2's fragment while this one rebuilds
+            others.append(1)
+            options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
+            rewrite.compact(lance.dataset(dataset.uri), {**options, "defer_index_remap": True})
+        return build(dataset, spec, fragments)
+
+    monkeypatch.setattr(store_segments, "_build", racing_build)
+    # this process's prune: its own rewrite (write 0's fragment) first, so the other's comes
+    # after it listed the indices
+    first = ctx.store._rewrite
+    monkeypatch.setattr(
+        ctx.store,
+        "_rewrite",
+        lambda t, options: first(t, {**options, "max_source_fragments": 1}),
+    )
+    ctx.store.prune(gen.id, dims)
+    monkeypatch.undo()
+
+    assert store_indices.remap_pending(table)  # the other process's mapping is still needed
+    for w, batch in enumerate(written):  # loads go through the key index
+        assert {e.id for e in entries.load(ctx, gen, f"k{w}")} == {e.id for e in batch} - set(gone)
+    ctx.store.prune(gen.id, dims)  # the next prune finishes it
+    assert not store_indices.remap_pending(table)
+    for w, batch in enumerate(written):
+        assert {e.id for e in entries.load(ctx, gen, f"k{w}")} == {e.id for e in batch} - set(gone)
 
 
 def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(

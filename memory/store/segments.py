@@ -109,11 +109,20 @@ def rebuild(dataset: Any, before: Segments | None, *, merge_small: bool = False)
     except BaseException:
         discard(dataset, [segment.uuid for segment in built])
         raise
-    if any(index["name"] == REMAP_PENDING for index in current):
-        # LanceDB refuses this in the swap; if it is lost, the next rewrite finds the record
-        # and rebuilds every segment
+    pending = _remap_records(current)
+    if pending:
+        # LanceDB refuses this in the swap. The record is dropped only as this rebuild saw
+        # it: a rewrite another process committed since then added its own mapping, which
+        # that process's rebuild still needs (it drops the record after). If the drop is
+        # lost, the next rewrite finds the record and rebuilds every segment.
         latest = lance.dataset(dataset.uri, storage_options=dataset.initial_storage_options)
-        latest.drop_index(REMAP_PENDING)
+        if _remap_records(latest.list_indices()) == pending:
+            latest.drop_index(REMAP_PENDING)
+
+
+def _remap_records(indices: Iterable[Any]) -> list[str]:
+    """Return the uuid of LanceDB's deferred-remap record (it changes with every rewrite)."""
+    return [index["uuid"] for index in indices if index["name"] == REMAP_PENDING]
 
 
 def _keeps(
