@@ -499,3 +499,21 @@ def test_a_damaged_data_file_is_one_line_not_a_traceback(
     monkeypatch.setenv("MEMBANK_DEBUG", "1")
     with pytest.raises((OSError, RuntimeError, ValueError)):
         main(["--data", str(data), "load", "chat", "--key", "k"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "helped"),
+    [
+        (["bank", "update", "chat", "--template", "persona"], "membank bank update --help"),
+        (["search", "chat", "tea", "--bogus"], "membank search --help"),
+    ],
+)
+def test_an_unknown_option_points_at_its_subcommands_help(
+    argv: list[str], helped: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("membank: error: unrecognized arguments: ") and err.count("\n") == 1
+    assert f"(see `{helped}`)" in err

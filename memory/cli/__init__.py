@@ -59,7 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the membank command line; returns the exit code."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # named after the subcommand, whose --help lists what it takes
+        words = [w for w in (args.command, getattr(args, "bank_command", None)) if w]
+        _Parser(prog=" ".join(["membank", *words])).error(
+            f"unrecognized arguments: {' '.join(extras)}"
+        )
     args.json = getattr(args, "json", False)
     args.data = getattr(args, "data", None)
     try:
