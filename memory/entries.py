@@ -85,9 +85,10 @@ def _check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str
     return text
 
 
-def validate(bank: Bank, item: EntryIn) -> EntryIn:
-    """Return `item` checked against the bank's type; InvalidInput says what is wrong."""
-    _validated(bank, item)
+def validate(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> EntryIn:
+    """Return `item` checked against the bank's type as an entry of `kind` would be written
+    (only summaries may carry the summary speaker); InvalidInput says what is wrong."""
+    _validated(bank, item, kind)
     return item
 
 

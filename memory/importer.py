@@ -27,7 +27,7 @@ from memory import banks, entries
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
-from memory.models import SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, EntryKind, Strict
+from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
 from memory.store import filters
 
 IMPORT_BATCH = 512
@@ -222,7 +222,7 @@ def _check_entry(bank: Bank, located: _Located) -> None:
     try:
         problem = _type_problem(bank, record)
         if problem is None:
-            entries.validate(bank, _checkable(record))
+            entries.validate(bank, _entry_in(record), record.kind)
     except InvalidInput as exc:
         problem = str(exc)
     if problem is not None:
@@ -242,16 +242,6 @@ def _type_problem(bank: Bank, record: ExportedEntry) -> str | None:
         if record.role is not None:
             return f"role is {record.role!r}: roles belong to conversation banks"
     return None
-
-
-def _checkable(record: ExportedEntry) -> EntryIn:
-    """Return the entry as `entries.validate` checks it. A summary may carry the speaker
-    reserved for summaries, which `validate` refuses on plain entries: it is checked as
-    the bank's type allows, so only that one rule is left out."""
-    item = _entry_in(record)
-    if record.kind == "summary" and record.speaker == SUMMARY_SPEAKER:
-        return item.model_copy(update={"speaker": "summary"})
-    return item
 
 
 def _summaries(batch: list[ExportedEntry]) -> int:

@@ -98,8 +98,8 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
 def apply_all(ctx: Context, selected: Iterable[Bank]) -> list[RetentionResult]:
     """Apply retention to each bank in turn; returns one result per bank.
 
-    A bank that fails (e.g. its mode is no longer defined) is reported with status `failed`
-    and its error; the banks after it still get their retention.
+    A bank that fails (e.g. storage it cannot reach) is reported with status `failed` and
+    its error; the banks after it still get their retention.
     """
     results: list[RetentionResult] = []
     for bank in selected:

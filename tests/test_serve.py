@@ -129,26 +129,24 @@ def test_a_prefect_home_in_use_by_a_live_serve_is_refused(
     assert json.loads(record.read_text())["serve"] == other.pid  # left as it was
 
 
-@pytest.mark.parametrize("port", ["70000", "0", "99999999999"])
-def test_a_port_out_of_range_is_a_usage_error(
-    port: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        *(("--port", port, "use 1-65535") for port in ["70000", "0", "99999999999"]),
+        *(
+            ("--pool", pool, "is not a work pool name")
+            for pool in ["", "  ", "a/b", "x<y", "two\nlines"]
+        ),
+    ],
+)
+def test_a_bad_port_or_pool_is_a_usage_error_before_anything_starts(
+    option: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as done:
-        main(["serve", "--port", port])
+        main(["serve", option, value])
     assert done.value.code == 2
     err = capsys.readouterr().err
-    assert "use 1-65535" in err and len(err.splitlines()) == 1
-
-
-@pytest.mark.parametrize("pool", ["", "  ", "a/b", "x<y", "two\nlines"])
-def test_a_bad_pool_name_is_a_usage_error_before_anything_starts(
-    pool: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["serve", "--pool", pool])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
-    assert "is not a work pool name" in err and len(err.splitlines()) == 1
+    assert message in err and len(err.splitlines()) == 1
 
 
 def test_last_message_joins_a_wrapped_error_and_keeps_a_tracebacks_exception(

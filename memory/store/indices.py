@@ -83,13 +83,8 @@ def index_names(table: Any) -> set[str]:
         return {index["name"] for index in table.to_lance().list_indices()}
 
 
-def has_key_index(table: Any) -> bool:
-    """Return True for an entries table (the registry has no indices)."""
-    return KEY_INDEX in index_names(table)
-
-
 def remap_pending(table: Any) -> bool:
-    """Return True while a compaction's deferred index remap awaits `rebuild_indices`."""
+    """Return True while a compaction's deferred index remap awaits `segments.rebuild`."""
     return REMAP_PENDING in index_names(table)
 
 

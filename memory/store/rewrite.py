@@ -10,10 +10,12 @@ not be final. Here the same plan, execute and commit run step by step and, when 
 fails, the files this rewrite wrote that the latest version does not reference are deleted
 before the error goes up (the caller retries from the latest version).
 
-The store's rewrites defer LanceDB's index remap, so a rewrite writes no index files; the
-segments rebuilt afterwards are deleted the same way when their commit fails
-(`segments.discard`). Not covered: files of a process killed between writing and committing
-them; LanceDB's cleanup removes those only after 7 days (lance-format/lance#7207).
+On big tables the store's rewrites defer LanceDB's index remap and write no index files;
+the segments rebuilt afterwards are deleted the same way when their commit fails
+(`segments.discard`). Not covered, left to LanceDB's cleanup of unreferenced files after
+7 days (lance-format/lance#7207): index files a remap of a smaller table wrote when its
+commit fails (Lance does not report their uuids), and files of a process killed between
+writing and committing them.
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ def rebuild(dataset: Any, before: Segments | None, *, merge_small: bool = False)
                 continue  # not an entries table (the bank registry)
             kept = [s for s in segments if _keeps(s, before, rows, merge_small)]
             removed += [s for s in segments if s not in kept]
-            covered = {f for s in kept for f in _fragments_of(s, before)}
+            # a kept segment was in `before`, whose fragment ids it is checked against
+            covered = {f for s in kept for f in (before or {})[s["uuid"]]}
             # an emptied table keeps its index, as one segment over no fragment
             groups = list(_groups(sorted(set(rows) - covered), rows)) or ([] if kept else [[]])
             built += [_build(dataset, spec, group) for group in groups]
@@ -134,10 +135,6 @@ def _keeps(
     if not fragments <= rows.keys():
         return False
     return not (merge_small and sum(rows[f] for f in fragments) < SMALL_SEGMENT_ROWS)
-
-
-def _fragments_of(segment: dict[str, Any], before: Segments | None) -> frozenset[int]:
-    return before[segment["uuid"]] if before else frozenset(segment["fragment_ids"])
 
 
 def _fragment_rows(dataset: Any) -> dict[int, int]:
