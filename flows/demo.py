@@ -1,188 +1,102 @@
-"""The compaction and retention step of `membank demo`: inline compaction, both sweeps as
-Prefect flow runs, and what they did.
+"""The main job on the embedded defaults (`membank demo`): banks, sample conversations,
+search, load, forget; then ingest, stats and exports (`flows.demo_data`); then inline
+compaction and both sweeps as Prefect flow runs (`flows.demo_sweeps`).
 
-With no PREFECT_API_URL set, Prefect runs the flows on a temporary local server.
+Runs offline on the shipped MiniLM embedder in a local LanceDB folder and prints what it did.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable
-from datetime import timedelta
+import json
+import time
+from importlib import resources
 from typing import Any
-from uuid import UUID
 
-from memory import banks, entries
-from memory.context import Context
-from memory.errors import MembankError, NotFound
-from memory.models import BankCreate, BankUpdate, EntryIn
-
-Step = Callable[[str, Any], None]
-PROMPT = (
-    "Summarize this support conversation. Keep the customer's issues, case numbers, "
-    "dates, amounts and commitments; drop greetings."
-)
-TURNS = [
-    ("Dana", "user", "Hi, my espresso machine order #88213 arrived with a cracked water tank."),
-    ("Support", "assistant", "Sorry, Dana. Is it the Breva 3 you ordered on 2 March 2026?"),
-    ("Dana", "user", "Yes, the Breva 3, 349 euros, delivered to my office in Rotterdam."),
-    ("Support", "assistant", "I opened replacement case RC-5521 for a new water tank."),
-    ("Dana", "user", "How long will the replacement take?"),
-    ("Support", "assistant", "The tank ships within 5 working days by DHL; tracking by e-mail."),
-    ("Dana", "user", "Can I keep using the machine until then?"),
-    ("Support", "assistant", "Please don't: a cracked tank can leak onto the heating element."),
-    ("Dana", "user", "OK. Also, the milk frother rattles since Monday."),
-    ("Support", "assistant", "The frother is under the 2-year warranty; I added it to RC-5521."),
-    ("Dana", "user", "Great. Please send everything to the office, not my home."),
-    ("Support", "assistant", "Noted: delivery to the Rotterdam office, Weena 505."),
-    ("Dana", "user", "Thanks, that's all for now."),
-    ("Support", "assistant", "Case RC-5521 stays open until both parts have arrived."),
-]
-STARTUP_SECONDS = 180
-NAMES = ("demo-working-memory", "demo-meeting-notes", "demo-session-scratch")
+from flows.demo_data import run_data_demo
+from flows.demo_sweeps import run_compaction_demo
+from memory import banks, entries, search
+from memory.context import open_context
+from memory.errors import NotFound
+from memory.models import BankCreate, EntryIn, SearchQuery
 
 
-def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
-    """Show inline compaction, then run the compaction and retention sweeps as flows."""
-    for name in NAMES:
+def sample_data() -> dict[str, Any]:
+    """Return the sample conversations, facts and queries shipped with membank."""
+    text = resources.files("memory").joinpath("data/sample_conversations.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def run_demo(uri: str, *, as_json: bool = False) -> int:
+    """Run the demo against the LanceDB folder `uri`, printing each step; returns 0."""
+    started = time.perf_counter()
+    ctx = open_context(uri)
+    data = sample_data()
+    report: dict[str, Any] = {"uri": uri, "steps": []}
+
+    def step(title: str, detail: Any) -> None:
+        report["steps"].append({"step": title, "detail": detail})
+        if not as_json:
+            print(f"\n== {title}")
+            lines = detail if isinstance(detail, list) else [detail]
+            for line in lines:
+                print(f"   {line}")
+
+    for name in ("support-history", "user-facts"):
         with contextlib.suppress(NotFound):
             banks.delete(ctx, name)
-    _inline(ctx, step)
-    _prepare_sweeps(ctx, step)
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline: no telemetry
-    from prefect.settings import (
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
-        temporary_settings,
-    )
-
-    from flows.compaction_sweep import compaction_sweep
-    from flows.retention_sweep import retention_sweep
-
-    # a busy laptop can take longer than Prefect's default 20 s to start the temporary server
-    with temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: STARTUP_SECONDS}):
-        try:
-            runs = [
-                _flow_run(
-                    compaction_sweep(data=uri, return_state=True), "membank-compaction-sweep"
-                ),
-                _flow_run(retention_sweep(data=uri, return_state=True), "membank-retention-sweep"),
-            ]
-        except RuntimeError as exc:  # Prefect: API not reachable, temporary server timed out
-            raise MembankError(_prefect_unreachable(exc)) from exc
-    notes = banks.get(ctx, NAMES[1])
-    lines = [line for run in runs for line in run]
-    lines.append(
-        f"{notes.name} after the sweep: {len(entries.read(ctx, notes))} entries, "
-        f"{notes.summary_count} summaries"
-    )
-    step("Prefect flow runs (hourly compaction sweep, daily retention sweep)", lines)
-
-
-def _prefect_unreachable(exc: RuntimeError) -> str:
-    """Return the one-line reason the demo's flows could not run, and what to do."""
-    api = os.environ.get("PREFECT_API_URL")
-    if api:
-        return (
-            f"the Prefect API at {api} is not reachable ({exc}): start `membank serve` "
-            "or unset PREFECT_API_URL to let the demo start a temporary server"
-        )
-    return (
-        f"Prefect's temporary server did not start ({exc}): the machine may be too busy; "
-        "run `membank demo` again, or start `membank serve` and set PREFECT_API_URL"
-    )
-
-
-def _inline(ctx: Context, step: Step) -> None:
-    bank = banks.create(
-        ctx,
-        BankCreate(
-            name=NAMES[0],
-            type="conversation",
-            compaction_prompt=PROMPT,
-            max_turns=8,
-            max_tokens=300,
-        ),
-    )
-    for speaker, role, text in TURNS:
-        item = EntryIn(key="dana-session", speaker=speaker, role=role, content=text)
-        entries.write(ctx, bank, [item])  # compaction runs inline after each write
-    thread = entries.load(ctx, bank, "dana-session")
-    stored = banks.get(ctx, bank.id)
-    summaries = [e for e in thread if e.kind == "summary"]
-    if not summaries:  # the configured summary model failed: every entry was kept
-        step(
-            "inline compaction after each write",
-            [
-                f"no summary: the summary model {ctx.settings.llm_model!r} failed on every "
-                f"try, so all {len(thread)} entries were kept (the next write or sweep "
-                "retries); unset MEMBANK_LLM_MODEL to use the offline extractive summarizer",
-            ],
-        )
-        return
-    (summary,) = summaries
-    tokens = sum(e.token_count for e in thread)
-    lines = [
-        f"{len(TURNS)} turns written one by one into a bank with max_turns 8, max_tokens 300; "
-        f"{len(thread)} entries ({tokens} tokens) left, summary count "
-        f"{stored.summary_count}, last compaction {stored.last_compaction_at:%H:%M:%S}",
-        f"summary by {summary.metadata.get('summarizer')}, {summary.token_count} tokens, "
-        f"replacing {len(summary.summary_of)} entries (earlier summaries carried forward):",
-        *[f"  {line}" for line in summary.content.splitlines()],
-        "kept verbatim:",
-        *[f"  {e.speaker}: {e.content}" for e in thread if e.kind != "summary"],
-    ]
-    step("inline compaction after each write (offline extractive summarizer)", lines)
-
-
-def _prepare_sweeps(ctx: Context, step: Step) -> None:
-    notes = banks.create(
-        ctx, BankCreate(name=NAMES[1], type="conversation", compaction_prompt=PROMPT)
-    )
-    for series in ("weekly-sync", "launch-review"):
-        items = [
-            EntryIn(key=series, speaker=s, content=f"[{series}] {t}") for s, _, t in TURNS[:10]
-        ]
-        entries.write(ctx, notes, items)
-    banks.update(ctx, notes.name, BankUpdate(max_turns=6))
-    scratch = banks.create(ctx, BankCreate(name=NAMES[2], type="conversation", retention_days=7))
-    old = ctx.clock.now() - timedelta(days=10)
-    history = [
-        EntryIn(key="s1", speaker=s, content=t, created_at=old + timedelta(minutes=i))
-        for i, (s, _, t) in enumerate(TURNS[:5])
-    ]
-    entries.write(ctx, scratch, history)
-    entries.write(ctx, scratch, [EntryIn(key="s1", speaker="Dana", content="New session.")])
+    support = banks.create(ctx, BankCreate(name="support-history", template="customer-support"))
+    facts = banks.create(ctx, BankCreate(name="user-facts", template="user-preferences"))
     step(
-        "banks for the sweeps",
+        "created banks",
         [
-            f"{notes.name}: 2 meeting series of 10 entries, max_turns lowered to 6 afterwards",
-            f"{scratch.name}: retention 7 days, 5 entries from 10 days ago and 1 new",
+            f"{b.name}: {b.type}, mode {b.mode}, retention "
+            f"{f'{b.retention_days} days' if b.retention_days else 'indefinite'}, "
+            f"max_turns {b.max_turns}"
+            for b in (support, facts)
         ],
     )
 
-
-def _flow_run(state: Any, artifact_key: str) -> list[str]:
-    """Return lines describing a finished flow run and the artifact it published."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import (
-        ArtifactFilter,
-        ArtifactFilterKey,
-        FlowRunFilter,
-        FlowRunFilterId,
+    turns = [
+        EntryIn(key=conv["key"], speaker=speaker, role=role, content=text)
+        for conv in data["conversations"]
+        for speaker, role, text in conv["turns"]
+    ]
+    written = entries.write(ctx, support, turns)
+    notes = [
+        EntryIn(key=key, memory_type=kind, content=text, tags=[kind])
+        for key, kind, text in data["facts"]
+    ]
+    entries.write(ctx, facts, notes)
+    keys = sorted({t.key for t in turns})
+    step(
+        "wrote entries",
+        [f"{len(written)} turns in {len(keys)} conversations", f"{len(notes)} facts"],
     )
 
-    run_id: UUID = state.state_details.flow_run_id
-    with get_client(sync_client=True) as client:
-        run = client.read_flow_run(run_id)
-        found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key])),
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])),
-        )
-    seconds = run.total_run_time.total_seconds()
-    lines = [f"flow run {run.name!r} of {artifact_key}: {state.name} in {seconds:.1f} s"]
-    for artifact in found:
-        lines.extend(
-            f"  {line}" for line in str(artifact.data).splitlines() if line.startswith("|")
-        )
-    return lines
+    by_name = {"support-history": support, "user-facts": facts}
+    results = []
+    for bank_name, question in data["queries"]:
+        hits = search.search(ctx, by_name[bank_name], SearchQuery(text=question, k=2))
+        results.append(f"[{bank_name}] {question!r}")
+        results.extend(f"    {h.score:.3f} {h.entry.key}: {h.entry.content}" for h in hits)
+    step("hybrid search (vector + full-text, offline MiniLM)", results)
+
+    thread = entries.load(ctx, support, "customer-2077")
+    step("load thread customer-2077", [f"{e.speaker}: {e.content}" for e in thread])
+
+    gone = entries.forget(ctx, support, thread[0].id)
+    again = search.search(ctx, support, SearchQuery(text="subscription renewed cancelled", k=5))
+    still_there = any(h.entry.id == gone.id for h in again)
+    step("forget one entry", f"forgot {gone.id}; found again by search: {still_there}")
+
+    run_data_demo(ctx, uri, step)
+    run_compaction_demo(ctx, uri, step)
+
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    if as_json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(f"\ndone in {report['seconds']} s; data in {uri}")
+    return 0

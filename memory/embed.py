@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -19,6 +20,8 @@ import numpy as np
 
 from memory.errors import InvalidInput, ProviderError
 from memory.ports import Embedder, Vectors
+
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 MINILM_NAME = "membank/minilm-l6-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -150,13 +153,38 @@ def check_embedder(model: str, dims: int) -> None:
         )
 
 
+class HashingEmbedder:
+    """Offline bag-of-words embedder (`membank/hashing`): each word hashes to a signed dimension.
+
+    Texts that share words get similar vectors, so search tests behave sensibly without a
+    model. Same input, same vector, on every machine.
+    """
+
+    def __init__(self, dims: int = 384, name: str = "membank/hashing") -> None:
+        self.dims = dims
+        self.name = name
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return one L2-normalised hashed bag-of-words vector per text."""
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self.dims] += 1.0 if (value >> 63) & 1 else -1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+            else:
+                out[row, 0] = 1.0
+        return out
+
+
 def embedder_for(model: str, dims: int) -> Embedder:
     """Return the embedder named `model`, checking it produces `dims` dimensions."""
     check_embedder(model, dims)
     if model == MINILM_NAME:
         return _minilm()
     if model == HASHING_NAME:
-        from memory.testing import HashingEmbedder
-
         return HashingEmbedder(dims)
     return LiteLLMEmbedder(model, dims)

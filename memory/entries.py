@@ -6,7 +6,7 @@ import gc
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -32,16 +32,6 @@ MAX_SPEAKER_LENGTH = 200
 EMBED_BATCH = 256
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
-
-WriteHook = Callable[[Context, Bank, set[str]], object]
-_after_write: list[WriteHook] = []
-
-
-def on_write(hook: WriteHook) -> WriteHook:
-    """Register a hook run after every write with the touched keys (inline compaction)."""
-    if hook not in _after_write:
-        _after_write.append(hook)
-    return hook
 
 
 def _check_text(label: str, value: str) -> int:
@@ -150,8 +140,9 @@ def write(
 ) -> list[Entry]:
     """Validate, chunk, embed and store entries in one commit; returns the stored entries.
 
-    Nothing is written unless every item is valid. After the write, hooks (inline
-    compaction) run for the touched keys.
+    Nothing is written unless every item is valid. After the write, the context's
+    `after_write` step (inline compaction) runs for the touched keys, unless `run_hooks`
+    is False.
     """
     if not items:
         return []
@@ -168,9 +159,8 @@ def write(
         "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
     )
     ctx.store.add_rows(bank.id, mode.dims, table)
-    if run_hooks:
-        for hook in _after_write:
-            hook(ctx, bank, {e.key for e in written})
+    if run_hooks and ctx.after_write is not None:
+        ctx.after_write(ctx, bank, {e.key for e in written})
     return written
 
 

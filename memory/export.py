@@ -14,14 +14,13 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory import banks
-from memory.context import Context
 from memory.errors import InvalidInput, StorageError
 from memory.export_files import atomic_dir, atomic_file
 from memory.export_parquet import (
@@ -38,6 +37,9 @@ from memory.export_parquet import (
 )
 from memory.models import Bank
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 JSON_FORMAT = "membank.export"
 JSON_SCHEMA_VERSION = 1

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from memory import banks, entries
-from memory.compaction import CompactionResult, compact_after_write
+from memory.compaction import CompactionResult
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest_files import (
@@ -373,7 +373,8 @@ class _BatchWriter:
             fresh.append(item)
         written = entries.write(self.ctx, self.bank, fresh, run_hooks=False)
         touched = {entry.key for entry in written}
-        self.compaction.add(compact_after_write(self.ctx, self.bank, touched))
+        if self.ctx.after_write is not None:
+            self.compaction.add(self.ctx.after_write(self.ctx, self.bank, touched))
 
 
 def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:

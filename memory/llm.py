@@ -1,11 +1,11 @@
-"""The only module that imports litellm: completions, remote embeddings, offline provider, guard.
+"""The only module that imports litellm: completions and remote embeddings for litellm model
+names, and the guard that blocks real model requests in tests.
 
-litellm is imported lazily (it takes seconds), so code paths that use no model stay fast.
-Offline models live under the `membank/` prefix, registered as a litellm custom provider, so
-`litellm.completion(model="membank/extractive", ...)` runs the extractive summarizer with no
-network and no API key. Real models are named as litellm names them (`openai/gpt-4o-mini`,
-`ollama/llama3.1`, ...). Tests block real model requests with `allow_model_requests(False)`
-or the environment variable `MEMBANK_BLOCK_MODEL_REQUESTS=1`.
+litellm is imported lazily (it takes seconds), only when a litellm model name is used; the
+offline defaults (`membank/extractive`, the bundled embedder) are called directly and never
+reach this module (`memory.providers`). Real models are named as litellm names them
+(`openai/gpt-4o-mini`, `ollama/llama3.1`, ...). Tests block real model requests with
+`allow_model_requests(False)` or the environment variable `MEMBANK_BLOCK_MODEL_REQUESTS=1`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,8 @@ from typing import Any
 
 from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
-from memory.summarize import extractive_summary, parse_compaction_prompt
+from memory.providers.labels import OFFLINE_PREFIX, describe, is_offline
 
-OFFLINE_PREFIX = "membank/"
-DEFAULT_COMPLETION_MODEL = "membank/extractive"
-OFFLINE_MODELS = {DEFAULT_COMPLETION_MODEL: "extractive (offline, no LLM)"}
-"""Offline completion models and the label shown wherever their output appears."""
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
 RETRY_WAIT_SECONDS = 0.5
 MAX_RETRY_WAIT_SECONDS = 8.0
@@ -44,20 +40,6 @@ def model_requests_allowed() -> bool:
     return _state["allowed"] and not blocked_by_env
 
 
-def is_offline(model: str) -> bool:
-    """Return whether model runs locally through membank's own provider (no network)."""
-    return model.startswith(OFFLINE_PREFIX)
-
-
-def describe(model: str) -> str:
-    """Return a label for outputs of model, e.g. "extractive (offline, no LLM)"."""
-    if model in OFFLINE_MODELS:
-        return OFFLINE_MODELS[model]
-    if is_offline(model):
-        return f"{model} (offline, no LLM)"
-    return f"{model} (LLM via litellm)"
-
-
 def _guard(model: str) -> None:
     """Raise ModelRequestsBlocked if model is a real model and requests are blocked."""
     if not is_offline(model) and not model_requests_allowed():
@@ -69,82 +51,21 @@ def _guard(model: str) -> None:
 
 
 def _litellm() -> ModuleType:
-    """Return the litellm module, imported quietly and offline, with membank's provider set."""
+    """Return the litellm module, imported quietly and offline (no price-list download)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_DISABLE_BUG_REPORT_LINK", "true")
     import litellm
 
     litellm.suppress_debug_info = True  # else it prints help banners on stdout on errors
-    provider = OFFLINE_PREFIX.rstrip("/")
-    if not any(item["provider"] == provider for item in litellm.custom_provider_map):
-        handler = _offline_handler_class(litellm)()
-        litellm.custom_provider_map = [
-            *litellm.custom_provider_map,
-            {"provider": provider, "custom_handler": handler},
-        ]
     return litellm
-
-
-def _prompt_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """Return the text of the last user message (or the last message) of a chat."""
-    users = [m for m in messages if m.get("role") == "user"] or list(messages)
-    if not users:
-        raise ValueError("no messages to summarize")
-    content = users[-1].get("content")
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
-        content = "\n".join(str(part) for part in parts)
-    if not isinstance(content, str):
-        raise ValueError(f"message content is {type(content).__name__}, not text")
-    return content
-
-
-def offline_reply(model: str, messages: Sequence[Mapping[str, Any]]) -> str:
-    """Return the reply of offline model (name without the prefix) to chat messages.
-
-    Raises:
-        ValueError: If the model is unknown or the messages hold no text.
-    """
-    if f"{OFFLINE_PREFIX}{model}" != DEFAULT_COMPLETION_MODEL:
-        known = ", ".join(OFFLINE_MODELS)
-        raise ValueError(f"unknown offline model {OFFLINE_PREFIX}{model}; known: {known}")
-    previous, lines, budget = parse_compaction_prompt(_prompt_text(messages))
-    return extractive_summary(lines, budget, previous_summary=previous)
-
-
-def _offline_handler_class(litellm: ModuleType) -> type:
-    """Return the litellm CustomLLM subclass that serves membank/* models."""
-
-    from litellm.llms.custom_llm import CustomLLM, CustomLLMError
-
-    class MembankOffline(CustomLLM):
-        """litellm provider for membank's offline models (no network, deterministic)."""
-
-        def completion(self, *args: Any, **kwargs: Any) -> Any:
-            """Return a litellm ModelResponse carrying the offline model's reply."""
-            model = str(kwargs["model"])
-            try:
-                text = offline_reply(model, kwargs["messages"])
-            except ValueError as exc:
-                error = CustomLLMError(status_code=400, message=str(exc))  # type: ignore[no-untyped-call]
-                raise error from exc
-            message = {"role": "assistant", "content": text}
-            choice = {"index": 0, "finish_reason": "stop", "message": message}
-            return litellm.ModelResponse(model=f"{OFFLINE_PREFIX}{model}", choices=[choice])
-
-        async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-            """Return the same response as completion (the work is CPU-bound and quick)."""
-            return self.completion(*args, **kwargs)
-
-    return MembankOffline
 
 
 class LiteLLMCompleter:
     """A Completer that sends chat messages to any litellm model name.
 
     Args:
-        model: A litellm model name, e.g. "openai/gpt-4o-mini", "ollama/llama3.1" or the
-            offline "membank/extractive".
+        model: A litellm model name, e.g. "openai/gpt-4o-mini" or "ollama/llama3.1" (the
+            offline `membank/` models are not litellm's: `memory.providers.completer_for`).
         timeout: Seconds before one request is abandoned.
         retries: Extra attempts after a transient provider error (timeout, connection error,
             rate limit, server error), waiting RETRY_WAIT_SECONDS, doubled each time.
@@ -167,6 +88,11 @@ class LiteLLMCompleter:
     ) -> None:
         if not model.strip():
             raise InvalidInput("model name is empty; give a litellm model name or membank/...")
+        if is_offline(model):
+            raise InvalidInput(
+                f"{model!r} is membank's offline model, not a litellm one: get it from "
+                "memory.providers.completer_for"
+            )
         self.model = model
         self.timeout = timeout
         self.retries = retries
@@ -187,9 +113,9 @@ class LiteLLMCompleter:
             ModelRequestsBlocked: If the model is real and model requests are blocked.
             ProviderError: On any provider error, timeout, or empty or non-text output.
         """
-        _guard(self.model)
         if not messages:
             raise InvalidInput("no messages to send to the model")
+        _guard(self.model)
         litellm = _litellm()
         params: dict[str, Any] = {
             "model": self.model,

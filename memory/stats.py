@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pydantic import BaseModel
 
 from memory import banks
 from memory.clock import days_before
-from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 DEFAULT_DAYS = 30
 TOP = 10

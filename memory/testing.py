@@ -2,44 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from memory.embed import HashingEmbedder
 from memory.errors import ProviderError
-from memory.ports import Message, Vectors
+from memory.ports import Message
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-class HashingEmbedder:
-    """Deterministic bag-of-words embedder: each word hashes to a signed dimension.
-
-    Texts that share words get similar vectors, so search tests behave sensibly without a
-    model. Same input, same vector, on every machine.
-    """
-
-    def __init__(self, dims: int = 384, name: str = "membank/hashing") -> None:
-        self.dims = dims
-        self.name = name
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Return one L2-normalised hashed bag-of-words vector per text."""
-        out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                value = int.from_bytes(digest, "little")
-                out[row, value % self.dims] += 1.0 if (value >> 63) & 1 else -1.0
-            norm = float(np.linalg.norm(out[row]))
-            if norm > 0:
-                out[row] /= norm
-            else:
-                out[row, 0] = 1.0
-        return out
 
 
 Response = str | BaseException | Callable[[Sequence[Message]], str]
@@ -74,3 +45,6 @@ class ScriptedCompleter:
         if callable(response):
             return response(messages)
         return response
+
+
+__all__ = ["HashingEmbedder", "ScriptedCompleter"]

@@ -17,9 +17,9 @@ import pytest
 from memory import banks, entries
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
-from memory.llm import offline_reply
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.ports import Message
+from memory.providers.extractive import ExtractiveCompleter as OfflineCompleter
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -51,9 +51,9 @@ class ExtractiveCompleter:
         self.calls = 0
 
     def complete(self, messages: Sequence[Message]) -> str:
-        """Return the extractive summary the membank/extractive provider would return."""
+        """Return the extractive summary of the offline `membank/extractive` completer."""
         self.calls += 1
-        return offline_reply("extractive", [m.model_dump() for m in messages])
+        return OfflineCompleter().complete(messages)
 
 
 def make_bank(ctx: Context, name: str = "chat", **fields: object) -> Bank:

@@ -1,8 +1,7 @@
-"""The litellm adapter: offline provider round trip, request guard, errors become ProviderError."""
+"""The litellm adapter: request guard, retries, errors become ProviderError."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,10 +11,7 @@ import pytest
 
 from memory import llm
 from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
-from memory.ports import Completer, Message
-from memory.prompts import compaction_messages
-from memory.summarize import LABEL
-from memory.tokens import count_tokens
+from memory.ports import Message
 
 LINES = [
     "Alice: Hi Bob! How are you?",
@@ -29,7 +25,7 @@ TEST_PROVIDER = "membanktest"
 
 @pytest.fixture(scope="module")
 def litellm() -> Any:
-    """The litellm module with membank's provider registered (imported once, it is slow)."""
+    """The litellm module (imported once, it is slow)."""
     return llm._litellm()
 
 
@@ -114,55 +110,6 @@ def test_litellm_is_not_imported_until_a_model_is_called() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_offline_round_trip_through_litellm_completion(litellm: Any) -> None:
-    completer: Completer = llm.LiteLLMCompleter(llm.DEFAULT_COMPLETION_MODEL)
-    messages = compaction_messages("Keep facts.", "", LINES, budget_tokens=60)
-    reply = completer.complete(messages)
-    assert reply.startswith(LABEL + "\n")
-    assert count_tokens(reply) <= 60
-    assert "Bob: I moved to Lisbon on 3 May 2024 with my 2 cats" in reply
-    assert "12 June" in reply and "85,000 euros" in reply
-    assert "Talk soon" not in reply and "Hi Bob" not in reply
-    direct = litellm.completion(
-        model="membank/extractive", messages=[m.model_dump() for m in messages]
-    )
-    assert direct.choices[0].message.content == reply
-
-
-def test_offline_provider_carries_the_previous_summary_forward() -> None:
-    previous = f"{LABEL}\nCarol: Carol is allergic to peanuts."
-    messages = compaction_messages("", previous, LINES[:1], budget_tokens=40)
-    reply = llm.LiteLLMCompleter("membank/extractive").complete(messages)
-    assert "Carol: Carol is allergic to peanuts." in reply
-    assert reply.count(LABEL) == 1
-
-
-def test_offline_acompletion(litellm: Any) -> None:
-    messages = [m.model_dump() for m in compaction_messages("", "", LINES, 60)]
-    response = asyncio.run(litellm.acompletion(model="membank/extractive", messages=messages))
-    assert response.choices[0].message.content.startswith(LABEL)
-
-
-def test_registration_is_idempotent_and_keeps_other_providers(litellm: Any) -> None:
-    other = {"provider": "someoneelse", "custom_handler": object()}
-    litellm.custom_provider_map = [*litellm.custom_provider_map, other]
-    try:
-        llm._litellm()
-        llm._litellm()
-        providers = [item["provider"] for item in litellm.custom_provider_map]
-        assert providers.count("membank") == 1
-        assert "someoneelse" in providers
-    finally:
-        litellm.custom_provider_map.remove(other)
-
-
-def test_unknown_offline_model_is_a_provider_error(litellm: Any) -> None:
-    with pytest.raises(ProviderError, match=r"membank/nope.*unknown offline model"):
-        llm.LiteLLMCompleter("membank/nope", retries=0).complete(
-            [Message(role="user", content="x")]
-        )
-
-
 def test_guard_flag_blocks_real_models_before_litellm(
     monkeypatch: pytest.MonkeyPatch, no_network: list[dict[str, Any]]
 ) -> None:
@@ -191,18 +138,6 @@ def test_guard_env_var_blocks_even_when_the_flag_allows(
         llm.LiteLLMCompleter("ollama/llama3.1").complete([Message(role="user", content="hi")])
     assert isinstance(caught.value, ProviderError)
     assert no_network == []
-
-
-def test_guard_lets_the_offline_provider_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(llm.BLOCK_ENV, "1")
-    previous = llm.allow_model_requests(False)
-    try:
-        reply = llm.LiteLLMCompleter("membank/extractive").complete(
-            compaction_messages("", "", LINES, 60)
-        )
-    finally:
-        llm.allow_model_requests(previous)
-    assert reply.startswith(LABEL)
 
 
 def test_mocked_reply_is_returned_stripped(litellm: Any, real_requests: None) -> None:
@@ -282,12 +217,6 @@ def test_empty_model_name_and_no_messages_are_invalid_input() -> None:
     with pytest.raises(InvalidInput):
         llm.LiteLLMCompleter("  ")
     with pytest.raises(InvalidInput):
-        llm.LiteLLMCompleter("membank/extractive").complete([])
-
-
-def test_describe_labels_offline_output() -> None:
-    assert llm.describe("membank/extractive") == "extractive (offline, no LLM)"
-    assert llm.is_offline("membank/extractive")
-    assert not llm.is_offline("openai/gpt-4o-mini")
-    assert "LLM via litellm" in llm.describe("openai/gpt-4o-mini")
-    assert llm.LiteLLMCompleter("membank/extractive").label == "extractive (offline, no LLM)"
+        llm.LiteLLMCompleter("openai/gpt-4o-mini").complete([])
+    with pytest.raises(InvalidInput, match="offline model, not a litellm one"):
+        llm.LiteLLMCompleter("membank/extractive")

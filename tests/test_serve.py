@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import flows.serve
+from flows.cli import main
 from flows.serve import RECORD, _group_alive, _listens, child_env, last_message, stop
-from memory.cli import main
 
 STUBBORN = """
 import signal, subprocess, sys, time

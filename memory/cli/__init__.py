@@ -12,15 +12,22 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, Protocol
 
 from pydantic import ValidationError
 
-from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, ops_cmd
+from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
-MODULES = [banks_cmd, entries_cmd, ops_cmd, data_cmd, compaction_cmd]
-"""Each module adds its subcommands with `register(subparsers)`."""
+
+class CommandModule(Protocol):
+    """A module of subcommands: `register` adds them to the parser."""
+
+    def register(self, commands: Any, common: argparse.ArgumentParser) -> None: ...
+
+
+MODULES: list[CommandModule] = [banks_cmd, entries_cmd, data_cmd, compaction_cmd]
+"""The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,8 +38,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser of every membank command."""
+def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.ArgumentParser:
+    """Return the parser of the commands `modules` add (default: the core's)."""
     # SUPPRESS: a subcommand's unset option must not overwrite the value given before it
     # (`membank --json --data X bank list`); `main` fills the defaults in after parsing.
     common = argparse.ArgumentParser(add_help=False)
@@ -50,15 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in MODULES:
+    for module in modules:
         module.register(commands, common)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the membank command line; returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, modules: Sequence[CommandModule] = MODULES) -> int:
+    """Run the membank command line with the commands `modules` add; returns the exit code."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    parser = build_parser()
+    parser = build_parser(modules)
     args, extras = parser.parse_known_args(argv)
     if extras:  # named after the subcommand, whose --help lists what it takes
         words = [w for w in (args.command, getattr(args, "bank_command", None)) if w]

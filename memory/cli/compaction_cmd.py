@@ -1,4 +1,4 @@
-"""`membank compact | retention | serve`: compaction and retention now, or on a schedule."""
+"""`membank compact | retention`: compaction and retention now (`serve` runs them on a schedule)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memory.cli.args import context, pool_name, port_number, positive
+from memory.cli.args import context
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add the compaction, retention and serve commands."""
+    """Add the compaction and retention commands."""
     compact = commands.add_parser(
         "compact", parents=[common], help="compact a bank's partitions over a threshold now"
     )
@@ -31,18 +31,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     target.add_argument("bank", metavar="BANK", nargs="?")
     target.add_argument("--all", action="store_true", help="every bank of the account")
     keep.set_defaults(handler=_retention)
-
-    serve = commands.add_parser(
-        "serve",
-        parents=[common],
-        help="start a local Prefect server, a worker and the deployments (Ctrl-C stops all)",
-    )
-    serve.add_argument("--port", type=port_number, default=4200, help="Prefect API port (1-65535)")
-    serve.add_argument("--pool", type=pool_name, default="membank", help="process work pool name")
-    serve.add_argument(
-        "--llm-limit", type=positive, default=2, help="LLM task runs at once, across flows"
-    )
-    serve.set_defaults(handler=_serve)
 
 
 def _compact(args: argparse.Namespace) -> int:
@@ -139,9 +127,3 @@ def _say_retention(results: list[RetentionResult]) -> None:
         for r in results
     ]
     say(table(rows, ["bank", "retention", "status", "deleted", "cutoff (UTC)"]))
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from flows.serve import serve
-
-    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=args.data)

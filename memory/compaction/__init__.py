@@ -1,11 +1,10 @@
 """Compaction per partition (per key): a pure plan, then a summary-first, journaled apply.
 
-Importing this package registers inline compaction as an `entries.on_write` hook.
+Inline compaction after a write is wired by `memory.context.Context.after_write`.
 """
 
 from __future__ import annotations
 
-from memory import entries
 from memory.compaction.apply import (
     STEPS,
     CompactionResult,
@@ -25,8 +24,6 @@ from memory.compaction.plan import (
     threshold_reasons,
 )
 from memory.compaction.scan import BankEvaluation, PartitionSize, evaluate_bank
-
-entries.on_write(compact_after_write)
 
 __all__ = [
     "STEPS",

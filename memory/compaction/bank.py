@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memory.compaction.apply import DEFAULT_WAIT_SECONDS, CompactionResult, compact_partition
 from memory.compaction.scan import evaluate_bank
-from memory.context import Context
 from memory.models import Bank
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 
 def compact_bank(

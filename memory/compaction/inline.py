@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from memory.compaction.apply import CompactionResult, compact_partition
 from memory.compaction.scan import partition_size
-from memory.context import Context
 from memory.models import Bank
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 log = logging.getLogger("membank.compaction")
 
 
 def compact_after_write(ctx: Context, bank: Bank, keys: set[str]) -> list[CompactionResult]:
-    """Compact each touched partition over a threshold (the `entries.on_write` hook); returns
+    """Compact each touched partition over a threshold (`Context.after_write`'s default); returns
     what was done to each partition that was over.
 
     The write has already succeeded: a failed summary is logged and left to the next write

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
 
 from memory.compaction.plan import threshold_reasons
 from memory.config import get_mode
-from memory.context import Context
 from memory.models import Bank
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 
 @dataclass(frozen=True)

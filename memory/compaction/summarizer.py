@@ -3,33 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from memory.context import Context
 from memory.errors import ProviderError
 from memory.models import Bank, Entry
 from memory.ports import Completer, Message
+from memory.providers import completer_for as completer_from_settings
+from memory.providers import describe
 from memory.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 EXTRACTIVE_LABEL = "[extractive summary]"
 """First line of the offline extractive summarizer's output."""
 
 
 def completer_for(ctx: Context) -> Completer:
-    """Return the context's completer, or the litellm one named by the settings."""
+    """Return the context's completer, or the one the settings name (offline or litellm)."""
     if ctx.completer is not None:
         return ctx.completer()
-    from memory.llm import LiteLLMCompleter
-
-    settings = ctx.settings
-    return LiteLLMCompleter(
-        settings.llm_model, timeout=settings.llm_timeout, retries=settings.llm_retries
-    )
+    return completer_from_settings(ctx.settings)
 
 
 def summarizer_label(model: str) -> str:
     """Return how output of `model` is labelled where it is shown (extractive or the model)."""
-    from memory.llm import describe
-
     return f"{model}: {describe(model)}"
 
 

@@ -12,7 +12,7 @@ from memory.settings import Settings
 
 
 def test_inline_step_reports_a_failing_summary_model(ctx: Context) -> None:
-    from flows.demo import _inline
+    from flows.demo_sweeps import _inline
 
     failing = dataclasses.replace(ctx, settings=Settings(llm_model="openai/gpt-4o-mini"))
     shown: list[tuple[str, Any]] = []
@@ -23,7 +23,7 @@ def test_inline_step_reports_a_failing_summary_model(ctx: Context) -> None:
 
 
 def test_unreachable_prefect_is_explained_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.demo import _prefect_unreachable
+    from flows.demo_sweeps import _prefect_unreachable
 
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4399/api")
     message = _prefect_unreachable(RuntimeError("Failed to reach API"))

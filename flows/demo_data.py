@@ -14,14 +14,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory import banks, entries, stats
-from memory.context import Context
 from memory.errors import NotFound
 from memory.export import estimate, export
 from memory.ingest import ingest, iter_report_lines
 from memory.models import Bank, BankCreate
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 Step = Callable[[str, Any], None]
 BANK = "support-tickets"

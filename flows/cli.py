@@ -1,0 +1,22 @@
+"""The `membank` console script: the core library's commands plus the Prefect ones.
+
+`memory.cli` holds every command that needs only the core library; `flows.commands` adds
+`demo` and `serve`, so the core never imports Prefect code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from flows import commands
+from memory import cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the membank command line; returns the exit code."""
+    return cli.main(argv, modules=[*cli.MODULES, commands])
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""Wiring: a hand-built Context compacts inline, no import cycles, no heavy imports offline."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory import banks, entries
+from memory.context import Context
+from memory.models import BankCreate, EntryIn
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
+
+MEMORY = Path(__file__).resolve().parents[1] / "memory"
+HEAVY = ("litellm", "prefect", "deepeval", "streamlit")
+
+
+def _bank_with_three_turns(ctx: Context) -> banks.Bank:
+    create = BankCreate(
+        name="chat", type="conversation", max_turns=3, compaction_prompt="Keep every fact."
+    )
+    return banks.create(ctx, create)
+
+
+def _five_turns(ctx: Context, bank: banks.Bank) -> None:
+    for i in range(5):
+        item = EntryIn(key="c1", speaker="alice", content=f"Turn {i}: order #{100 + i} ships.")
+        entries.write(ctx, bank, [item])
+
+
+def test_a_context_built_by_hand_compacts_after_a_write(tmp_path: Path) -> None:
+    ctx = Context(
+        store=LanceStore(str(tmp_path / "db")), embedder=lambda m: HashingEmbedder(m.dims)
+    )
+    bank = _bank_with_three_turns(ctx)
+    _five_turns(ctx, bank)
+    stored = entries.load(ctx, bank, "c1")
+    assert len(stored) < 5
+    assert [e.kind for e in stored].count("summary") == 1
+    assert stored[-1].content == "Turn 4: order #104 ships."  # the newest stays verbatim
+
+
+def test_a_context_without_the_after_write_step_does_not_compact(tmp_path: Path) -> None:
+    ctx = Context(
+        store=LanceStore(str(tmp_path / "db")),
+        embedder=lambda m: HashingEmbedder(m.dims),
+        after_write=None,
+    )
+    bank = _bank_with_three_turns(ctx)
+    _five_turns(ctx, bank)
+    assert [e.kind for e in entries.load(ctx, bank, "c1")] == ["entry"] * 5
+
+
+def test_inline_compaction_does_not_depend_on_what_was_imported(tmp_path: Path) -> None:
+    """In a fresh process that never imports memory.compaction itself, writes still compact."""
+    code = f"""
+import sys
+from memory import banks, entries
+from memory.context import Context
+from memory.models import BankCreate, EntryIn
+from memory.store import LanceStore
+from memory.testing import HashingEmbedder
+assert "memory.compaction" not in sys.modules
+store = LanceStore({str(tmp_path / "db")!r})
+ctx = Context(store=store, embedder=lambda m: HashingEmbedder(m.dims))
+bank = banks.create(ctx, BankCreate(name="chat", type="conversation", max_turns=3,
+                                    compaction_prompt="Keep every fact."))
+for i in range(5):
+    entries.write(ctx, bank, [EntryIn(key="c1", speaker="alice", content=f"Turn {{i}}.")])
+print(len(entries.load(ctx, bank, "c1")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) < 5
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(MEMORY.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """Return the memory modules `path` imports at module level (not under TYPE_CHECKING):
+    `from a.b import c` counts as `a.b.c` when that is a module, else as `a.b`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in modules}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memory"):
+            base = node.module or ""
+            for alias in node.names:
+                name = f"{base}.{alias.name}"
+                found.add(name if name in modules else base)
+    return found & modules
+
+
+def test_memory_modules_have_no_import_cycles() -> None:
+    modules = {_module_name(p): p for p in MEMORY.rglob("*.py")}
+    graph = {name: _runtime_imports(path, set(modules)) - {name} for name, path in modules.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+def test_memory_never_imports_flows_or_the_test_doubles() -> None:
+    offenders = []
+    for path in MEMORY.rglob("*.py"):
+        if path.name == "testing.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            offenders += [
+                f"{path.relative_to(MEMORY.parent)}: {n}"
+                for n in names
+                if n.split(".")[0] == "flows" or n == "memory.testing"
+            ]
+    assert offenders == []
+
+
+def _membank(data: Path, *args: str) -> list[str]:
+    """Run membank `args` in a fresh process; return the heavy modules it imported."""
+    code = (
+        "import json, sys\n"
+        "from memory.cli import main\n"
+        f"code = main({[*args, '--data', str(data)]!r})\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(json.dumps({'code': code, 'heavy': heavy}))\n"
+    )
+    env = {**os.environ, "MEMBANK_LLM_MODEL": "membank/extractive"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0, out.stderr
+    heavy: list[str] = result["heavy"]
+    return heavy
+
+
+def test_offline_commands_never_import_litellm_prefect_deepeval_or_streamlit(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "db"
+    assert (
+        _membank(
+            data,
+            "bank",
+            "create",
+            "--name",
+            "chat",
+            "--type",
+            "conversation",
+            "--max-turns",
+            "3",
+            "--compaction-prompt",
+            "Keep every fact.",
+        )
+        == []
+    )
+    for i in range(4):  # the 4th write goes over max_turns: it compacts
+        turn = f"Turn {i}: order #{100 + i} ships on May {i + 1}."
+        assert _membank(data, "write", "chat", "--key", "c1", "--speaker", "alice", turn) == []
+    assert _membank(data, "search", "chat", "order ships") == []
+    assert _membank(data, "load", "chat", "--key", "c1") == []
+    assert _membank(data, "stats", "chat") == []
+    ctx = Context(store=LanceStore(str(data)))
+    loaded = entries.load(ctx, banks.get(ctx, "chat"), "c1")
+    assert "summary" in [e.kind for e in loaded]  # the write did compact
