@@ -1,7 +1,7 @@
-"""Token counting with litellm's bundled cl100k tokenizer files, without importing litellm.
+"""Token counting with the cl100k tokenizer shipped in membank (memory/data), offline.
 
-litellm ships tiktoken's encoding files; pointing TIKTOKEN_CACHE_DIR at them lets tiktoken
-load offline (plain tiktoken would try to download them).
+`memory/data/cl100k_base.tiktoken` is tiktoken's cl100k_base ranks file (MIT, from
+openaipublic; sha256 checked at load); tiktoken alone would download it.
 
 Counting has an exact fast path for text whose only whitespace is single spaces between
 words (most one-line prose): see `word_count`.
@@ -9,11 +9,9 @@ words (most one-line prose): see `word_count`.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from functools import cache
+from importlib import resources
 from itertools import islice
-from pathlib import Path
 from typing import Protocol
 
 WORD_CACHE_SIZE = 100_000
@@ -28,20 +26,37 @@ class _Encoding(Protocol):
     def decode_single_token_bytes(self, token: int) -> bytes: ...
 
 
-def _litellm_tokenizer_dir() -> Path:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or spec.origin is None:
-        raise RuntimeError("litellm is not installed; its bundled tokenizer is needed offline")
-    return Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+CL100K_FILE = "data/cl100k_base.tiktoken"
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+"""cl100k_base's pre-tokenizer pattern, as tiktoken_ext.openai_public defines it."""
+CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 
 
 @cache
 def encoding() -> _Encoding:
-    """Return the cl100k_base encoding, loaded from litellm's bundled files."""
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(_litellm_tokenizer_dir()))
+    """Return the cl100k_base encoding, loaded from the ranks file shipped in membank."""
     import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
 
-    enc: _Encoding = tiktoken.get_encoding("cl100k_base")
+    path = resources.files("memory").joinpath(CL100K_FILE)
+    with resources.as_file(path) as local:
+        ranks = load_tiktoken_bpe(str(local), expected_hash=CL100K_SHA256)
+    enc: _Encoding = tiktoken.Encoding(
+        "cl100k_base",
+        pat_str=CL100K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens=CL100K_SPECIAL,
+    )
     return enc
 
 

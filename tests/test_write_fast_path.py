@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import random
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -69,8 +71,12 @@ def _random_texts(count: int, seed: int) -> list[str]:
 
 
 def _plain_encoding() -> tiktoken.Encoding:
-    """Return tiktoken's cl100k encoding itself (whatever a test patched into `tokens`)."""
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tokens._litellm_tokenizer_dir()))
+    """Return tiktoken's own cl100k encoding, from litellm's copy of the file (a reference
+    independent of the file and pattern membank ships)."""
+    spec = importlib.util.find_spec("litellm")
+    assert spec is not None and spec.origin is not None
+    bundled = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
     return tiktoken.get_encoding("cl100k_base")
 
 
