@@ -20,3 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Console-script entry point."""
     raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    run()

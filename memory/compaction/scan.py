@@ -1,11 +1,13 @@
-"""Find every partition over a threshold in one projected scan of a bank (polars over Lance)."""
+"""Find every partition over a threshold in one projected scan of a bank (polars over Lance).
+
+polars is imported by the bank-wide scan only: the inline check after a write needs none.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 
 from memory.compaction.plan import threshold_reasons
@@ -14,6 +16,8 @@ from memory.models import Bank
 from memory.store import filters
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from memory.context import Context
 
 
@@ -40,6 +44,8 @@ class BankEvaluation:
 
 def partition_sizes(table: pa.Table) -> pl.DataFrame:
     """Return entries and tokens per key of entry-level rows (columns key, token_count)."""
+    import polars as pl
+
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
     return frame.group_by("key").agg(
@@ -49,6 +55,8 @@ def partition_sizes(table: pa.Table) -> pl.DataFrame:
 
 def over_thresholds(bank: Bank, sizes: pl.DataFrame) -> list[PartitionSize]:
     """Return the partitions of `sizes` that exceed the bank's thresholds, largest first."""
+    import polars as pl
+
     condition = pl.lit(False)
     if bank.max_tokens:
         condition = condition | (pl.col("tokens") > bank.max_tokens)
