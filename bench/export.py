@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from synthetic_bank import build, context
 
-from memory.export_parquet import writer_options
+from memory.export.parquet import writer_options
 
 REPO = Path(__file__).resolve().parents[1]
 CHILD = """
@@ -66,7 +66,7 @@ scan = []  # the export's read alone: the same columns and batches, nothing writ
 if sys.argv[3] == "parquet":
     from memory.config import get_mode
     from memory.export import SCAN_BATCH, SCAN_BYTES
-    from memory.export_parquet import SCAN_COLUMNS
+    from memory.export.parquet import SCAN_COLUMNS
     for _ in range(3):
         started = time.perf_counter()
         for _batch in ctx.store.scan_batches(

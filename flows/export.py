@@ -16,8 +16,7 @@ from flows.paths import note_relative
 from flows.retry import transient
 from memory import banks
 from memory.context import open_context
-from memory.export import ExportFilters, ExportFormat, ExportResult, export
-from memory.export_parquet import PartitionBy
+from memory.export import ExportFilters, ExportFormat, ExportResult, PartitionBy, export
 
 
 @task(

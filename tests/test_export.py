@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import subprocess
@@ -19,7 +20,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import memory.export as export_module
 from memory import banks, entries, locks
 from memory.cli import main
 from memory.clock import FixedClock
@@ -397,11 +397,17 @@ def _files(folder: Path) -> list[Path]:
 
 
 FAILING_WRITES = [
-    ("json", "bank.json", None, "entry_record"),
-    ("parquet", "bank.parquet", None, "to_export_batch"),
-    ("parquet", "dataset", "key", "to_export_batch"),
+    ("json", "bank.json", None, "json_file.entry_record"),
+    ("parquet", "bank.parquet", None, "parquet.to_export_batch"),
+    ("parquet", "dataset", "key", "parquet.to_export_batch"),
 ]
 """Each export kind, and the function its writer calls per batch (where a failure is injected)."""
+
+
+def _original(patched: str) -> Any:
+    """Return the function `module.name` under memory.export names (before it is patched)."""
+    module, name = patched.split(".")
+    return getattr(importlib.import_module(f"memory.export.{module}"), name)
 
 
 @pytest.mark.parametrize(("fmt", "target", "partition_by", "patched"), FAILING_WRITES)
@@ -420,7 +426,7 @@ def test_failed_export_leaves_no_partial_file(
     export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     before = _files(folder)
     snapshot = out.read_bytes() if out.is_file() else None
-    monkeypatch.setattr(export_module, patched, failing_after(2, getattr(export_module, patched)))
+    monkeypatch.setattr(f"memory.export.{patched}", failing_after(2, _original(patched)))
     with pytest.raises(RuntimeError, match="injected"):
         export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     assert _files(folder) == before
@@ -607,9 +613,7 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     before = _files(folder)
     snapshot = out.read_bytes() if out.is_file() else None
     disk_full = OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(
-        export_module, patched, failing_after(1, getattr(export_module, patched), disk_full)
-    )
+    monkeypatch.setattr(f"memory.export.{patched}", failing_after(1, _original(patched), disk_full))
     with pytest.raises(StorageError, match="No space left on device"):
         export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     assert _files(folder) == before

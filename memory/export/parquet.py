@@ -16,14 +16,21 @@ from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
 from queue import Full, Queue
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memory import banks
 from memory.errors import StorageError
+from memory.export.records import ExportFilters, PartitionBy
+from memory.export.scan import scan
+from memory.models import Bank
 from memory.store.schema import TIMESTAMP
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 PARQUET_SCHEMA_VERSION = 1
 ROW_GROUP_ROWS = 262_144
@@ -37,7 +44,6 @@ METADATA_KEY = b"membank.export"
 PREFETCH_BATCHES = 4
 """Scanned batches read ahead of the writer: a row group of full 64k-entry batches, so the
 scan is not held up while a row group is written (memory: at most 4 scanned batches)."""
-PartitionBy = Literal["date", "key"]
 T = TypeVar("T")
 PARTITION_COLUMNS: dict[str, str] = {"date": "date", "key": "partition_key"}
 
@@ -284,3 +290,33 @@ def is_export_folder(path: Path) -> bool:
     if any(p.suffix != ".parquet" for p in files):
         return False
     return is_export_file(files[0])
+
+
+def parquet_batches(
+    ctx: Context,
+    bank: Bank,
+    flt: ExportFilters,
+    schema: pa.Schema,
+    *,
+    with_vectors: bool,
+    size: int,
+) -> Generator[pa.RecordBatch, None, None]:
+    if not with_vectors:
+        for batch in scan(ctx, bank, flt, SCAN_COLUMNS, chunk_zero=True, size=size):
+            yield to_export_batch(batch, bank.id, schema)
+        return
+    dims = banks.vector_dims(ctx, bank)
+    columns = [*SCAN_COLUMNS, "chunk_index", "vector"]
+    carry: pa.Table | None = None
+    for batch in scan(ctx, bank, flt, columns, chunk_zero=False, size=size):
+        rows = pa.Table.from_batches([batch])
+        if carry is not None and carry.num_rows:
+            rows = pa.concat_tables([carry, rows])
+        heads, vectors, carry = group_vectors(rows, dims)
+        if heads.num_rows:
+            yield to_export_batch(heads, bank.id, schema, vectors)
+    if carry is not None and carry.num_rows:
+        heads, vectors, carry = group_vectors(carry, dims)
+        if carry.num_rows:
+            raise StorageError("an entry's chunk rows are incomplete in storage")
+        yield to_export_batch(heads, bank.id, schema, vectors)
