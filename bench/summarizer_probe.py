@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.summarize import extractive_summary
-from memory.tokens import count_tokens
+from memory.providers.summarize import extractive_summary
+from memory.providers.tokens import count_tokens
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"
 Summarizer = Callable[[Sequence[str], int], str]

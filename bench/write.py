@@ -54,10 +54,10 @@ from memory.context import Context
 from memory.embed import MINILM_DIMS, MINILM_NAME, embedder_for
 from memory.models import Bank, BankCreate, EntryIn
 from memory.ports import Embedder, Vectors
+from memory.providers.tokens import count_tokens
 from memory.store import LanceStore
 from memory.store.lance import with_search_text
 from memory.store.schema import entries_schema
-from memory.tokens import count_tokens
 
 DIMS = MINILM_DIMS
 SENTENCES = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory import tokens
+from memory.providers import tokens
 
 
 @dataclass(frozen=True, slots=True)

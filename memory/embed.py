@@ -121,7 +121,7 @@ class LiteLLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return one normalised vector per text from the provider."""
-        from memory.llm import embed_texts
+        from memory.providers.llm import embed_texts
 
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         for start in range(0, len(texts), self._batch_size):

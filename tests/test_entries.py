@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 import memory.store.indices as store_indices
-from memory import banks, entries, search, tokens
+from memory import banks, entries, search
 from memory.chunking import chunk_many, chunk_text
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, SearchQuery
+from memory.providers import tokens
 from memory.store import filters
 
 

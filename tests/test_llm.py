@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from memory import llm
 from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
+from memory.providers import llm
 
 LINES = [
     "Alice: Hi Bob! How are you?",
@@ -105,7 +105,7 @@ def scripted(
 
 
 def test_litellm_is_not_imported_until_a_model_is_called() -> None:
-    code = "import sys, memory.llm, memory.prompts; print('litellm' in sys.modules)"
+    code = "import sys, memory.providers.llm, memory.prompts; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

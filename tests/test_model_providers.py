@@ -16,10 +16,11 @@ import pytest
 from compaction_support import config_folder, make_bank, run, write_turns
 from fake_llm_server import Script, fake_llm_server
 
-from memory import entries, llm
+from memory import entries
 from memory.config import CONFIG_DIR_ENV, get_mode, modes, templates
 from memory.context import Context
 from memory.errors import InvalidInput
+from memory.providers import llm
 
 REMOTE_MODE = """\
 remote:

@@ -7,15 +7,14 @@ import sys
 
 import pytest
 
-from memory import llm
 from memory.errors import InvalidInput
 from memory.ports import Completer, Message
 from memory.prompts import compaction_messages
-from memory.providers import completer_for, describe, is_offline
+from memory.providers import completer_for, describe, is_offline, llm
 from memory.providers.extractive import ExtractiveCompleter
+from memory.providers.summarize import LABEL
+from memory.providers.tokens import count_tokens
 from memory.settings import Settings
-from memory.summarize import LABEL
-from memory.tokens import count_tokens
 
 LINES = [
     "Alice: Hi Bob! How are you?",

@@ -9,8 +9,13 @@ import pytest
 
 from memory import prompts
 from memory.errors import InvalidInput
-from memory.summarize import LABEL, extractive_summary, parse_compaction_prompt, split_speaker
-from memory.tokens import count_tokens
+from memory.providers.summarize import (
+    LABEL,
+    extractive_summary,
+    parse_compaction_prompt,
+    split_speaker,
+)
+from memory.providers.tokens import count_tokens
 
 CHAT = [
     "Alice: Hey Bob! How have you been?",
@@ -170,7 +175,10 @@ def test_a_cut_previous_summary_gives_way_to_the_facts_after_a_colon() -> None:
 
 
 def test_is_deterministic_across_hash_seeds() -> None:
-    code = f"from memory.summarize import extractive_summary as s\nprint(s({CHAT!r} * 2, 60))"
+    code = (
+        "from memory.providers.summarize import extractive_summary as s\n"
+        f"print(s({CHAT!r} * 2, 60))"
+    )
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -277,6 +285,6 @@ def test_render_rejects_misspelt_variables_and_unknown_prompts() -> None:
 
 
 def test_summarizer_does_not_import_litellm() -> None:
-    code = "import sys, memory.summarize, memory.prompts; print('litellm' in sys.modules)"
+    code = "import sys, memory.providers.summarize, memory.prompts; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

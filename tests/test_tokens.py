@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory import tokens
+from memory.providers import tokens
 
 
 def test_known_cl100k_counts() -> None:
@@ -25,7 +25,7 @@ def test_known_cl100k_counts() -> None:
 def test_counting_needs_no_litellm_and_no_download(tmp_path: Path) -> None:
     code = (
         "import json, sys\n"
-        "from memory import tokens\n"
+        "from memory.providers import tokens\n"
         "n = tokens.count_tokens('The tank ships within 5 working days by DHL.')\n"
         "print(json.dumps([n, 'litellm' in sys.modules]))\n"
     )

@@ -16,12 +16,13 @@ import pytest
 import regex
 import tiktoken
 
-from memory import banks, entries, tokens
+from memory import banks, entries
 from memory.chunking import chunk_many, chunk_text
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
+from memory.providers import tokens
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS
 

@@ -10,7 +10,7 @@ from memory.models import Bank, Entry
 from memory.ports import Completer, Message
 from memory.providers import completer_for as completer_from_settings
 from memory.providers import describe
-from memory.tokens import count_tokens
+from memory.providers.tokens import count_tokens
 
 if TYPE_CHECKING:
     from memory.context import Context

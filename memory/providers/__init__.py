@@ -30,6 +30,6 @@ def completer_for(settings: Settings) -> Completer:
         from memory.providers.extractive import offline_completer
 
         return offline_completer(model)
-    from memory.llm import LiteLLMCompleter
+    from memory.providers.llm import LiteLLMCompleter
 
     return LiteLLMCompleter(model, timeout=settings.llm_timeout, retries=settings.llm_retries)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from memory.errors import InvalidInput
 from memory.ports import Message
 from memory.providers.labels import DEFAULT_COMPLETION_MODEL, OFFLINE_MODELS, describe
-from memory.summarize import extractive_summary, parse_compaction_prompt
+from memory.providers.summarize import extractive_summary, parse_compaction_prompt
 
 
 class ExtractiveCompleter:

@@ -12,8 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from memory.summary_pick import Unit, pick, unit_value, word_weights
-from memory.tokens import count_tokens
+from memory.providers.summary_pick import Unit, pick, unit_value, word_weights
+from memory.providers.tokens import count_tokens
 
 LABEL = "[extractive summary]"
 """First line of every extractive summary."""

@@ -1,5 +1,5 @@
 """Which clauses an extractive summary keeps: word weights, the value of a clause, and the
-greedy pick that fits a token budget (`memory.summarize` cuts the input into `Unit`s and
+greedy pick that fits a token budget (`memory.providers.summarize` cuts the input into `Unit`s and
 renders the pick)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.tokens import encode
+from memory.providers.tokens import encode
 
 
 @dataclass(frozen=True)
