@@ -13,13 +13,6 @@ from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
 from memory.providers import llm
 
-LINES = [
-    "Alice: Hi Bob! How are you?",
-    "Bob: Hey Alice! I moved to Lisbon on 3 May 2024 with my 2 cats, Miso and Tofu.",
-    "Alice: Wow, that's great!",
-    "Alice: I start my new job at Acme Corp on 12 June; the salary is 85,000 euros.",
-    "Bob: Congrats! Talk soon!",
-]
 TEST_PROVIDER = "membanktest"
 
 
