@@ -20,7 +20,8 @@ from memory import banks, entries, stats
 from memory.context import Context
 from memory.errors import NotFound
 from memory.export import estimate, export
-from memory.ingest import ingest, iter_report_lines
+from memory.ingest import ingest
+from memory.ingest_report import iter_report_lines
 from memory.models import Bank, BankCreate
 
 Step = Callable[[str, Any], None]

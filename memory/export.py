@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory import banks
+from memory import banks, validation
 from memory.context import Context
 from memory.errors import InvalidInput, StorageError
 from memory.export_files import atomic_dir, atomic_file
@@ -74,12 +74,10 @@ class ExportFilters(BaseModel):
     """Entries created before this time (exclusive)."""
 
     def check(self, bank: Bank) -> None:
-        """Raise InvalidInput when the time frame is empty (since not before until), or for
-        a speaker filter on a general bank (its entries have no speaker)."""
-        if self.speaker is not None and bank.type == "general":
-            raise InvalidInput(
-                f"bank {bank.name!r} is a general bank: entries have no speaker (drop --speaker)"
-            )
+        """Raise InvalidInput when the time frame is empty (since not before until), for a
+        speaker filter on a general bank (its entries have no speaker), or for a label no
+        entry can hold (see `validation.check_filters`)."""
+        validation.check_filters(bank, key=self.key, speaker=self.speaker, tags=self.tags)
         if self.since is not None and self.until is not None and self.since >= self.until:
             raise InvalidInput(
                 f"--since ({self.since:%Y-%m-%d %H:%M}) must be before --until "

@@ -124,7 +124,7 @@ def test_an_empty_name_is_refused_as_bank_create_refuses_it(
     source = exported(cli, tmp_path, "chat", "conversation", ["ann"])
     imported = run("import", str(source), "--name", "")
     created = run("--data", data, "bank", "create", "--name", "", "--type", "conversation")
-    expected = "membank: error: bank name must be 1-200 characters, not blank\n"
+    expected = "membank: error: bank name must be 1-200 characters, not blank, got ''\n"
     assert imported == created == (2, "", expected)
     assert names(cli) == ["chat"]
 
