@@ -66,9 +66,7 @@ def write(
         return []
     with _gc_paused():
         now = ctx.clock.now()
-        stored_json: list[tuple[str, str]] = [
-            validation.check_entry(bank, item, kind, now=now) for item in items
-        ]
+        stored_json = [validation.check_entry(bank, item, kind, now=now) for item in items]
         mode = banks.mode_of(bank)
         written, columns = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
         embed_texts = [

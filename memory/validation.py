@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -94,10 +94,14 @@ def check_one_line(label: str, value: str) -> None:
     """Raise Invalid when `value` holds a control character: a newline or tab in a name,
     key, speaker, role or tag breaks every listing that shows it."""
     if _CONTROL.search(value):
-        raise Invalid(
-            f"{label} {value[:80]!r} holds a control character (newline, tab, ...): "
-            "make it one line of text"
-        )
+        raise _not_one_line(label, value)
+
+
+def _not_one_line(label: str, value: str) -> Invalid:
+    return Invalid(
+        f"{label} {value[:80]!r} holds a control character (newline, tab, ...): "
+        "make it one line of text"
+    )
 
 
 def check_label(label: str, value: str, limit: int) -> None:
@@ -111,7 +115,8 @@ def check_label(label: str, value: str, limit: int) -> None:
     check_text(label, value)
     if not value.strip() or len(value) > limit:
         raise Invalid(f"{label} must be 1-{limit} characters, not blank, got {shown(value)}")
-    check_one_line(label, value)
+    if _CONTROL.search(value):  # check_one_line, inlined: this runs for every label written
+        raise _not_one_line(label, value)
 
 
 def check_key(key: str) -> None:
@@ -180,17 +185,11 @@ def check_created_at(value: datetime | None, now: datetime) -> datetime | None:
 # entries ----------------------------------------------------------------------------------
 
 
-class EntryJson(NamedTuple):
-    """An entry's metadata and attachments as the JSON text stored for them."""
-
-    metadata: str
-    attachments: str
-
-
 def check_entry(
     bank: Bank, item: EntryIn, kind: EntryKind = "entry", *, now: datetime | None
-) -> EntryJson:
-    """Check `item` as an entry of `kind` in `bank`; returns its JSON fields as stored.
+) -> tuple[str, str]:
+    """Check `item` as an entry of `kind` in `bank`; returns its metadata and attachments
+    as the JSON text stored for them.
 
     Args:
         bank: the target bank; its type decides speaker, role and memory type rules.
@@ -206,7 +205,7 @@ def check_entry(
         raise Invalid("content is empty: write some text", "empty_content")
     if size > MAX_CONTENT_BYTES:
         raise Invalid(f"content is {size} bytes, over the {MAX_CONTENT_BYTES}-byte limit: split it")
-    check_key(item.key)
+    check_label("key", item.key, MAX_KEY_LENGTH)
     if bank.type == "conversation":
         _check_conversation_fields(item, kind)
     else:
@@ -221,10 +220,9 @@ def check_entry(
         check_text("id", item.id)
         if not item.id.strip():
             raise Invalid("id is blank: give the entry an id, or none for a new one")
-    if now is not None:
+    if now is not None and item.created_at is not None:
         check_created_at(item.created_at, now)
-    metadata = check_json("metadata", item.metadata)
-    return EntryJson(metadata, check_json("attachments", item.attachments))
+    return check_json("metadata", item.metadata), check_json("attachments", item.attachments)
 
 
 def _check_conversation_fields(item: EntryIn, kind: EntryKind) -> None:
