@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from memory import banks, entries, stats
 from memory.errors import NotFound
 from memory.export import estimate, export
-from memory.ingest import ingest, iter_report_lines
+from memory.ingest import ingest
+from memory.ingest_report import iter_report_lines
 from memory.models import Bank, BankCreate
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from flows.paths import note_relative
 from flows.retry import transient
 from memory import banks
 from memory.context import open_context
-from memory.ingest import DEFAULT_BATCH, IngestReport, ingest
+from memory.ingest import DEFAULT_BATCH, OnConflict, ingest
+from memory.ingest_report import IngestReport
 
 
 @task(
@@ -32,10 +33,18 @@ def ingest_files(
     data: str | None = None,
     account: str | None = None,
     batch_size: int = DEFAULT_BATCH,
+    on_conflict: OnConflict = "reject",
 ) -> IngestReport:
     """Ingest files and folders into a bank; returns the per-file counts."""
     ctx = open_context(data, account=account)
-    return ingest(ctx, banks.get(ctx, bank), paths, rejects=rejects, batch_size=batch_size)
+    return ingest(
+        ctx,
+        banks.get(ctx, bank),
+        paths,
+        rejects=rejects,
+        batch_size=batch_size,
+        on_conflict=on_conflict,
+    )
 
 
 def report_markdown(report: IngestReport) -> str:
@@ -57,6 +66,8 @@ def report_markdown(report: IngestReport) -> str:
         f"| {t['stored']} | {t['duplicates']} "
         f"| {t['rejected']} | |"
     )
+    if t["updated"]:
+        lines += ["", f"Updated: {t['updated']} stored entries replaced by rows with their id."]
     tally = report.compaction
     if tally.partitions or tally.failed:
         lines += [
@@ -76,11 +87,23 @@ def ingest_flow(
     data: str | None = None,
     account: str | None = None,
     batch_size: int = DEFAULT_BATCH,
+    on_conflict: OnConflict = "reject",
 ) -> IngestReport:
-    """Ingest JSONL / CSV / Parquet files or folders into a bank and publish the counts."""
+    """Ingest JSONL / CSV / Parquet files or folders into a bank and publish the counts.
+
+    `on_conflict`: a row whose id is stored with another key or content is rejected
+    (`reject`, code `id_conflict`) or replaces the stored entry (`update`, the old version
+    deleted for good).
+    """
     note_relative([*paths, rejects])
     report = ingest_files(
-        bank, paths, rejects=rejects, data=data, account=account, batch_size=batch_size
+        bank,
+        paths,
+        rejects=rejects,
+        data=data,
+        account=account,
+        batch_size=batch_size,
+        on_conflict=on_conflict,
     )
     create_markdown_artifact(
         markdown=report_markdown(report),

@@ -7,7 +7,6 @@ the legacy schema are migrated on read.
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -18,14 +17,12 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.locks import names_lock
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
-from memory.text import check_one_line
+from memory.validation import check_bank_fields, check_text
 
 CURRENT_API_VERSION = "2026-08-03"
 """From this API version on: type-aware retention defaults and `max_age_days` rejected."""
 LEGACY_DEFAULT_RETENTION = 30
 """The flat retention default of older API versions (and of the legacy schema)."""
-MAX_NAME_LENGTH = 200
-_BANK_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def is_current(api_version: str | None) -> bool:
@@ -82,53 +79,6 @@ def migrate_legacy(raw: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _check_text(label: str, value: str | None) -> None:
-    """Reject text that cannot be stored: not UTF-8 (lone surrogates) or holding NUL."""
-    if value is None:
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{label} is not valid UTF-8 text: re-encode it as UTF-8") from exc
-    if "\x00" in value:
-        raise InvalidInput(f"{label} contains a NUL character: remove it")
-
-
-def _check_texts(request: BankCreate | BankUpdate) -> None:
-    for field in ("name", "description", "compaction_prompt"):
-        _check_text(f"bank {field}", getattr(request, field))
-
-
-MAX_THRESHOLD = 2**31 - 1
-"""Largest max_tokens / max_turns: far above any partition, and safe in every export format."""
-MAX_RETENTION_DAYS = 3_650_000
-"""Largest retention: 10,000 years (longer than the calendar behind it expires nothing)."""
-
-
-def _check_values(
-    *, name: str | None, max_tokens: int | None, max_turns: int | None, retention: int | None
-) -> None:
-    if name is not None and (not name.strip() or len(name) > MAX_NAME_LENGTH):
-        raise InvalidInput(f"bank name must be 1-{MAX_NAME_LENGTH} characters, not blank")
-    if name is not None:
-        check_one_line("bank name", name)
-    if name is not None and _BANK_ID.fullmatch(name):
-        raise InvalidInput(
-            f"bank name {name!r} looks like a bank id (32 hex digits): commands take a name "
-            "or an id, so pick a name that is not one"
-        )
-    for label, value in (("max_tokens", max_tokens), ("max_turns", max_turns)):
-        if value is not None and not 0 <= value <= MAX_THRESHOLD:
-            raise InvalidInput(
-                f"{label} must be 0-{MAX_THRESHOLD} (0 or empty disables it), got {value}"
-            )
-    if retention is not None and not 0 < retention <= MAX_RETENTION_DAYS:
-        raise InvalidInput(
-            f"retention_days must be 1-{MAX_RETENTION_DAYS} days or null (indefinite), "
-            f"got {retention}"
-        )
-
-
 def _nonzero(value: int | None) -> int | None:
     return value or None
 
@@ -139,7 +89,6 @@ def resolve_create(
     """Return the bank a create request describes: template, then explicit fields, then defaults."""
     sent = request.model_fields_set
     check_max_age_days(request.max_age_days, api_version)
-    _check_texts(request)
     template = get_template(request.template) if request.template else None
     bank_type = request.type or (template.type if template else None)
     if bank_type is None:
@@ -162,10 +111,15 @@ def resolve_create(
     else:
         retention = default_retention(bank_type, api_version)
     max_tokens, max_turns = pick("max_tokens"), pick("max_turns")
-    _check_values(
-        name=request.name, max_tokens=max_tokens, max_turns=max_turns, retention=retention
-    )
     description = pick("description") if "description" in sent else ""
+    check_bank_fields(
+        name=request.name,
+        description=description,
+        compaction_prompt=pick("compaction_prompt"),
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+        retention_days=retention,
+    )
     return Bank(
         id=uuid.uuid4().hex,
         account=account,
@@ -194,7 +148,6 @@ def apply_update(
                 f"{getattr(bank, field)!r}): create a new bank instead"
             )
     check_max_age_days(request.max_age_days, api_version)
-    _check_texts(request)
     changes: dict[str, Any] = {}
     for field in ("name", "description", "compaction_prompt", "retention_days"):
         if field in sent:
@@ -202,12 +155,7 @@ def apply_update(
     for field in ("max_tokens", "max_turns"):
         if field in sent:
             changes[field] = getattr(request, field)
-    _check_values(
-        name=changes.get("name"),
-        max_tokens=changes.get("max_tokens"),
-        max_turns=changes.get("max_turns"),
-        retention=changes.get("retention_days"),
-    )
+    check_bank_fields(**changes)
     if "name" in changes:
         changes["name"] = changes["name"].strip()
     if "description" in changes:
@@ -256,7 +204,7 @@ def claim_name(ctx: Context, bank: Bank) -> None:
 
 def get(ctx: Context, ref: str) -> Bank:
     """Return the bank with id or name `ref` in this account; NotFound otherwise."""
-    _check_text("bank id or name", ref)
+    check_text("bank id or name", ref)
     rows = ctx.store.bank_rows(ctx.account, filters.equals("id", ref))
     if not rows:
         rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from memory.errors import InvalidInput
 from memory.models import BankType
+from memory.validation import first_problem
 
 CONFIG_DIR_ENV = "MEMBANK_CONFIG_DIR"
 """Environment variable naming a folder of the user's own modes.yaml and templates.yaml."""
@@ -152,9 +153,8 @@ def _load(file: str, model: type[T], user_dir: str | None) -> dict[str, T]:
         try:
             found[name] = adapter.validate_python({**body, "name": name})
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "settings"
-            raise InvalidInput(f"{path}: {name!r}: {where}: {problem['msg']}") from None
+            problem = first_problem(exc, "settings")
+            raise InvalidInput(f"{path}: {name!r}: {problem}") from None
     return found
 
 

@@ -13,120 +13,29 @@ from typing import Any
 
 import pyarrow as pa
 
-from memory import banks, purge
+from memory import banks, purge, validation
 from memory.chunking import Chunks, chunk_many
 from memory.config import Mode, get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, Entry, EntryIn, EntryKind
+from memory.models import Bank, Entry, EntryIn, EntryKind
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS, index_text
-from memory.text import check_one_line
 
-MAX_CONTENT_BYTES = 256_000
-"""Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
-MAX_KEY_LENGTH = 512
-MAX_TAG_LENGTH = 64
-MAX_SPEAKER_LENGTH = 200
-"""Longest speaker or role: they are labels, embedded and indexed with every chunk."""
 EMBED_BATCH = 256
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
 
 
-def _check_text(label: str, value: str) -> int:
-    """Return the UTF-8 size of `value`; InvalidInput when it is not text we can store."""
-    if value.isascii():
-        size = len(value)
-    else:
-        try:
-            size = len(value.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise InvalidInput(
-                f"{label} is not valid UTF-8 text: re-encode the input as UTF-8"
-            ) from exc
-    if "\x00" in value:
-        raise InvalidInput(f"{label} contains a NUL character: remove it")
-    return size
-
-
-def check_label(label: str, value: str, limit: int) -> None:
-    """Check a one-line label: UTF-8, not blank, at most `limit` characters, no control
-    characters (a newline or tab in a key, speaker, role or tag breaks every listing).
-
-    Reads check their filters the same way: a label no write accepts matches nothing.
-    """
-    _check_text(label, value)
-    if not value.strip() or len(value) > limit:
-        shown = repr(value) if len(value) <= 80 else f"{len(value)} characters: {value[:60]!r}..."
-        raise InvalidInput(f"{label} must be 1-{limit} characters, not blank, got {shown}")
-    check_one_line(label, value)
-
-
-def _check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
-    """Return `value` as the JSON text stored for it; InvalidInput when it is not plain JSON."""
-    if not value:
-        return "{}" if isinstance(value, dict) else "[]"
-    try:
-        text = _JSON.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{label} must be plain JSON data: {exc}") from exc
-    _check_text(label, text)
-    return text
-
-
-def validate(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> EntryIn:
+def validate(
+    bank: Bank, item: EntryIn, kind: EntryKind = "entry", *, now: datetime | None = None
+) -> EntryIn:
     """Return `item` checked against the bank's type as an entry of `kind` would be written
-    (only summaries may carry the summary speaker); InvalidInput says what is wrong."""
-    _validated(bank, item, kind)
+    (only summaries may carry the summary speaker); InvalidInput says what is wrong.
+
+    `now` is the clock's time: with it, a `created_at` too far in the future is refused too
+    (see `validation.check_entry`, which holds every rule).
+    """
+    validation.check_entry(bank, item, kind, now=now)
     return item
-
-
-def _validated(bank: Bank, item: EntryIn, kind: EntryKind = "entry") -> tuple[str, str]:
-    """Check `item` as `validate` does; returns its metadata and attachments as JSON text."""
-    size = _check_text("content", item.content)
-    check_label("key", item.key, MAX_KEY_LENGTH)
-    if not item.content.strip():
-        raise InvalidInput("content is empty: write some text")
-    if size > MAX_CONTENT_BYTES:
-        raise InvalidInput(
-            f"content is {size} bytes, over the {MAX_CONTENT_BYTES}-byte limit: split it"
-        )
-    if bank.type == "conversation":
-        if item.speaker is None or not item.speaker.strip():
-            raise InvalidInput(
-                f"bank {bank.name!r} is a conversation bank: every entry needs a speaker "
-                "(--speaker NAME)"
-            )
-        check_label("speaker", item.speaker, MAX_SPEAKER_LENGTH)
-        if kind == "entry" and item.speaker == SUMMARY_SPEAKER:
-            raise InvalidInput(
-                f"speaker {SUMMARY_SPEAKER!r} is reserved for compaction summaries: "
-                "give the entry another speaker"
-            )
-        if item.memory_type is not None:
-            raise InvalidInput("memory types belong to general banks; drop --memory-type")
-    else:
-        if item.speaker is not None:
-            raise InvalidInput(
-                f"bank {bank.name!r} is a general bank: entries have no speaker "
-                "(drop --speaker, or use a conversation bank)"
-            )
-        if item.role is not None:
-            raise InvalidInput("roles belong to conversation banks; drop --role")
-        if item.memory_type is not None and item.memory_type not in MEMORY_TYPES:
-            raise InvalidInput(
-                f"unknown memory type {item.memory_type!r}: use one of {', '.join(MEMORY_TYPES)}"
-            )
-    if item.role is not None:
-        if not item.role.strip():
-            raise InvalidInput("role is blank: give a role (system, user, assistant, ...) or none")
-        check_label("role", item.role, MAX_SPEAKER_LENGTH)
-    metadata = _check_json("metadata", item.metadata)
-    attachments = _check_json("attachments", item.attachments)
-    for tag in item.tags:
-        check_label("tag", tag, MAX_TAG_LENGTH)
-    return metadata, attachments
 
 
 def write(
@@ -147,7 +56,8 @@ def write(
     if not items:
         return []
     with _gc_paused():
-        stored_json = [_validated(bank, item, kind) for item in items]
+        now = ctx.clock.now()
+        stored_json = [validation.check_entry(bank, item, kind, now=now) for item in items]
         mode = banks.mode_of(bank)
         written, columns = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
         embed_texts = [
@@ -194,7 +104,7 @@ def _records(
 ) -> tuple[list[Entry], dict[str, list[Any]]]:
     """Return validated items as entries and the column lists of their chunk rows.
 
-    `stored_json` holds each item's metadata and attachments as `_validated` returned them.
+    `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
     """
     now = _utc(ctx.clock.now())
     split = chunk_many(
@@ -330,13 +240,13 @@ def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
 
 def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
     """Return the whole thread (every entry) of `key`, oldest first."""
-    check_label("key", key, MAX_KEY_LENGTH)
+    validation.check_filters(bank, key=key)
     return read(ctx, bank, filters.equals("key", key))
 
 
 def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
     """Return one entry by id; NotFound if it does not exist in this bank."""
-    _check_text("entry id", entry_id)
+    validation.check_text("entry id", entry_id)
     found = read(ctx, bank, filters.equals("entry_id", entry_id))
     if not found:
         raise NotFound(f"no entry {entry_id!r} in bank {bank.name!r}")

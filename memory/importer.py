@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from memory import banks, entries
+from memory import banks, entries, validation
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
@@ -141,7 +141,7 @@ def _check_name_free(ctx: Context, name: str) -> None:
 
 def _pending_name(request: BankCreate) -> str:
     """Return the marked name a bank carries while its import runs."""
-    return f"[importing {uuid.uuid4().hex[:8]}] {request.name}"[: banks.MAX_NAME_LENGTH]
+    return f"[importing {uuid.uuid4().hex[:8]}] {request.name}"[: validation.MAX_NAME_LENGTH]
 
 
 def _source_bank(header: dict[str, Any], where: str) -> Bank:
@@ -156,14 +156,8 @@ def _source_bank(header: dict[str, Any], where: str) -> Bank:
     try:
         return Bank.model_validate(header.get("bank"))
     except ValidationError as exc:
-        raise InvalidInput(f"{where}: {_problem(exc, 'the bank', 'configuration')}") from None
-
-
-def _problem(exc: ValidationError, owner: str, whole: str) -> str:
-    """Return a validation error's first problem as one line: `OWNER's FIELD: MESSAGE`."""
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or whole
-    return f"{owner}'s {field}: {first['msg']}"
+        problem = validation.first_problem(exc, "configuration")
+        raise InvalidInput(f"{where}: the bank's {problem}") from None
 
 
 def _create_request(source: Bank, name: str | None) -> BankCreate:
@@ -189,6 +183,7 @@ def _write_all(
     count = summaries = 0
     batch: list[ExportedEntry] = []
     seen: set[str] = set()
+    now = ctx.clock.now()
 
     def flush() -> None:
         nonlocal count, summaries, batch
@@ -206,7 +201,7 @@ def _write_all(
                 "damaged (ids are unique)"
             )
         seen.add(record.id)
-        _check_entry(bank, located)
+        _check_entry(bank, located, now)
         batch.append(record)
         if len(batch) >= batch_size:
             flush()
@@ -215,33 +210,15 @@ def _write_all(
     return count, summaries
 
 
-def _check_entry(bank: Bank, located: _Located) -> None:
-    """Check an entry against the new bank's rules before anything is written; InvalidInput
-    names the file, the entry's place in it and its id (never the bank's temporary name)."""
+def _check_entry(bank: Bank, located: _Located, now: datetime) -> None:
+    """Check an entry against the new bank's rules (those of every write, a `created_at`
+    more than a day after `now` included) before anything is written; InvalidInput names
+    the file, the entry's place in it and its id (never the bank's temporary name)."""
     record = located.record
     try:
-        problem = _type_problem(bank, record)
-        if problem is None:
-            entries.validate(bank, _entry_in(record), record.kind)
+        entries.validate(bank, _entry_in(record), record.kind, now=now)
     except InvalidInput as exc:
-        problem = str(exc)
-    if problem is not None:
-        raise InvalidInput(f"{located.where} (id {record.id!r}): {problem}")
-
-
-def _type_problem(bank: Bank, record: ExportedEntry) -> str | None:
-    """Return what the bank's type forbids in the entry, in the export's own terms."""
-    if bank.type == "conversation":
-        if record.speaker is None or not record.speaker.strip():
-            return "speaker is missing: every entry of a conversation bank needs one"
-        if record.memory_type is not None:
-            return f"memory_type is {record.memory_type!r}: memory types belong to general banks"
-    else:
-        if record.speaker is not None:
-            return f"speaker is {record.speaker!r}: entries of a general bank have no speaker"
-        if record.role is not None:
-            return f"role is {record.role!r}: roles belong to conversation banks"
-    return None
+        raise InvalidInput(f"{located.where} (id {record.id!r}): {exc}") from None
 
 
 def _summaries(batch: list[ExportedEntry]) -> int:
@@ -338,9 +315,8 @@ class _ExportReader:
         try:
             record = ExportedEntry.model_validate(value)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "entry"
-            raise InvalidInput(f"{self.name} {where}: {field}: {first['msg']}") from None
+            problem = validation.first_problem(exc, "entry")
+            raise InvalidInput(f"{self.name} {where}: {problem}") from None
         return _Located(record=record, where=f"{self.name} {where}")
 
     def _check_count(self, announced: Any, read: int) -> None:

@@ -6,22 +6,25 @@ rows are embedded and written in batches, one commit per batch. Every entry gets
 id (the row's `id`, else a content hash), and ids already in the bank (or already folded
 into a compaction summary) are skipped: re-ingesting a file, or re-running an ingest that
 was killed midway, adds nothing twice. One id given to two different rows rejects the
-second, and so does a `created_at` more than a day in the future.
+second, and so does a `created_at` more than a day in the future (`memory.validation` holds
+every rule a row must pass). A row whose id is stored with another key or content is
+rejected (`id_conflict`), or with `on_conflict="update"` replaces the stored entry, whose old
+version is then deleted for good.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-from memory import banks, entries
-from memory.compaction import CompactionResult
+from memory import banks, entries, purge, validation
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest_files import (
@@ -32,6 +35,7 @@ from memory.ingest_files import (
     discover,
     read_rows,
 )
+from memory.ingest_report import CompactionTally, FileReport, IngestReport
 from memory.models import Bank, EntryIn
 from memory.store import filters
 
@@ -40,91 +44,11 @@ DEFAULT_BATCH = 512
 COLUMNS = tuple(EntryIn.model_fields)
 """Columns an input row may have; any other column rejects the row."""
 _JSON_TEXT = {"metadata": dict, "attachments": list}
-FUTURE_SKEW = timedelta(days=1)
-"""How far after the clock's now a row's `created_at` may be (clock skew); later is rejected."""
+OnConflict = Literal["reject", "update"]
+"""What a row whose id is stored with another key or content does: rejected, or replaces it."""
+ON_CONFLICT: tuple[OnConflict, ...] = ("reject", "update")
 
 Progress = Callable[[int], None]
-
-
-class FileReport(BaseModel):
-    """Counts for one input file."""
-
-    path: str
-    format: str
-    rows: int = 0
-    """Rows read (blank lines are not rows)."""
-    stored: int = 0
-    """New entries written."""
-    duplicates: int = 0
-    """Rows whose entry was already in the bank (or earlier in this run): skipped."""
-    rejected: int = 0
-    """Rows written to the rejects file."""
-    rejects_path: str | None = None
-    """Where this file's rejected rows are (None when none were rejected)."""
-
-
-class CompactionTally(BaseModel):
-    """What inline compaction did to the bank while an ingest wrote to it."""
-
-    partitions: int = 0
-    """Partitions that went over a threshold and were compacted."""
-    summarized: int = 0
-    """Entries folded into compaction summaries (their information is kept)."""
-    dropped: int = 0
-    """Entries deleted without a summary (the bank has no compaction prompt)."""
-    failed: int = 0
-    """Partitions left over their thresholds because the summary failed (retried later)."""
-
-    def add(self, results: Sequence[CompactionResult]) -> None:
-        """Count the results of one batch's inline compaction."""
-        for result in results:
-            if result.status == "compacted":
-                self.partitions += 1
-                self.summarized += result.covered
-            elif result.status == "dropped":
-                self.partitions += 1
-                self.dropped += result.covered
-            elif result.status == "failed":
-                self.failed += 1
-
-
-class IngestReport(BaseModel):
-    """The outcome of an ingest: per-file and total counts, and the inline compaction."""
-
-    bank_id: str
-    bank: str
-    files: list[FileReport]
-    compaction: CompactionTally = Field(default_factory=CompactionTally)
-
-    @property
-    def rows(self) -> int:
-        """Return the rows read from every file."""
-        return sum(f.rows for f in self.files)
-
-    @property
-    def stored(self) -> int:
-        """Return the new entries written."""
-        return sum(f.stored for f in self.files)
-
-    @property
-    def duplicates(self) -> int:
-        """Return the rows skipped because their entry already exists."""
-        return sum(f.duplicates for f in self.files)
-
-    @property
-    def rejected(self) -> int:
-        """Return the rows quarantined in rejects files."""
-        return sum(f.rejected for f in self.files)
-
-    def totals(self) -> dict[str, int]:
-        """Return the total counts by name."""
-        return {
-            "files": len(self.files),
-            "rows": self.rows,
-            "stored": self.stored,
-            "duplicates": self.duplicates,
-            "rejected": self.rejected,
-        }
 
 
 def ingest(
@@ -134,6 +58,7 @@ def ingest(
     *,
     rejects: str | Path | None = None,
     batch_size: int = DEFAULT_BATCH,
+    on_conflict: OnConflict = "reject",
     progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest files and folders into `bank`; returns per-file counts.
@@ -147,44 +72,56 @@ def ingest(
             rejected. An existing file is replaced only if it is a rejects file (see
             `check_rejects_path`).
         batch_size: rows embedded and written per commit.
+        on_conflict: a row whose id is stored with another key or content is rejected
+            (`reject`, code `id_conflict`) or replaces the stored entry (`update`: the old
+            version is deleted for good). A row equal to the stored one is skipped either way.
         progress: called with the number of rows read since the previous call.
 
     Raises:
-        InvalidInput: a path is missing or unsupported, `batch_size` < 1, or the rejects
-            path is unusable (an input, a file that is not a rejects file, not creatable);
-            nothing is stored then.
+        InvalidInput: a path is missing or unsupported, `batch_size` < 1, an unknown
+            `on_conflict`, or the rejects path is unusable (an input, a file that is not a
+            rejects file, not creatable); nothing is stored then.
         StorageError: a rejects file could not be written midway.
     """
     if batch_size < 1:
         raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
+    if on_conflict not in ON_CONFLICT:
+        raise InvalidInput(f"on_conflict must be reject or update, got {on_conflict!r}")
     files = discover(paths)
     target = Path(rejects) if rejects else None
     if target is not None:
         check_rejects_path(target, paths, files)
     reports = [FileReport(path=str(f.path), format=f.format) for f in files]
-    writer = _BatchWriter(ctx, bank, reports, batch_size)
     ids = _IdLedger()
     now = ctx.clock.now()
     with RejectsWriter(target) as sink:
         sink.start(files)
-        read = 0
-        for index, item in enumerate(files):
-            for row in read_rows(item):
-                reports[index].rows += 1
-                read += 1
-                try:
-                    entry = to_entry(bank, row, now=now)
-                    ids.check(row, entry)
-                except RowError as exc:
-                    reports[index].rejected += 1
-                    reports[index].rejects_path = str(sink.write(item, row, exc))
-                    continue
-                if writer.add(index, entry) and progress:
-                    progress(read)
-                    read = 0
-        writer.flush()
-        if progress and read:
-            progress(read)
+
+        def reject(index: int, row: SourceRow, error: RowError) -> None:
+            reports[index].rejected += 1
+            reports[index].rejects_path = str(sink.write(files[index], row, error))
+
+        writer = _BatchWriter(ctx, bank, reports, batch_size, on_conflict, reject)
+        try:
+            read = 0
+            for index, item in enumerate(files):
+                for row in read_rows(item):
+                    reports[index].rows += 1
+                    read += 1
+                    try:
+                        entry = to_entry(bank, row, now=now)
+                        ids.check(row, entry)
+                    except RowError as exc:
+                        reject(index, row, exc)
+                        continue
+                    if writer.add(_Pending(index, row, entry)) and progress:
+                        progress(read)
+                        read = 0
+            writer.flush()
+            if progress and read:
+                progress(read)
+        finally:
+            writer.prune_replaced()
     return IngestReport(
         bank_id=bank.id, bank=bank.name, files=reports, compaction=writer.compaction
     )
@@ -193,7 +130,8 @@ def ingest(
 def to_entry(bank: Bank, row: SourceRow, *, now: datetime) -> EntryIn:
     """Return the entry a row describes, with its stable id; RowError says why not.
 
-    `now` is the clock's time: a `created_at` more than `FUTURE_SKEW` after it is refused.
+    `now` is the clock's time: a `created_at` more than `validation.FUTURE_SKEW` after it is
+    refused.
     """
     if row.error is not None:
         raise row.error
@@ -214,8 +152,10 @@ def to_entry(bank: Bank, row: SourceRow, *, now: datetime) -> EntryIn:
         item = EntryIn.model_validate(record)
     except ValidationError as exc:
         raise _pydantic_error(exc) from None
-    _check_for_bank(bank, item)
-    _check_created_at(item, now)
+    try:
+        validation.check_entry(bank, item, now=now)
+    except validation.Invalid as exc:
+        raise RowError(exc.code, str(exc)) from None
     return item.model_copy(update={"id": item.id or stable_id(item, row.ordinal)})
 
 
@@ -241,57 +181,13 @@ def _csv_tags(text: str) -> Any:
 
 
 def _pydantic_error(exc: ValidationError) -> RowError:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "row"
-    if first["type"] == "missing":
+    problem = validation.first_problem(exc, "row")
+    if problem.type == "missing":
         return RowError(
             "missing_field",
-            f"{where}: required, but this row has no value (column missing or cell empty)",
+            f"{problem.field}: required, but this row has no value (column missing or cell empty)",
         )
-    return RowError("wrong_type", f"{where}: {first['msg']}")
-
-
-def _check_for_bank(bank: Bank, item: EntryIn) -> None:
-    texts = [item.key, item.content, item.speaker or "", item.role or "", *item.tags]
-    if any(not _encodable(t) for t in texts):
-        raise RowError("bad_encoding", "text is not valid UTF-8 (lone surrogate)")
-    if not item.content.strip():
-        raise RowError("empty_content", "content is empty")
-    if bank.type == "conversation" and not (item.speaker or "").strip():
-        raise RowError("missing_speaker", "conversation banks need a speaker on every row")
-    if bank.type == "general" and item.speaker is not None:
-        raise RowError("unexpected_speaker", "general banks have no speaker: drop the column")
-    if item.id is not None and not item.id.strip():
-        raise RowError("invalid", "id is blank")
-    try:
-        entries.validate(bank, item)
-    except InvalidInput as exc:
-        raise RowError("invalid", str(exc)) from None
-
-
-def _check_created_at(item: EntryIn, now: datetime) -> None:
-    if item.created_at is None:
-        return
-    try:
-        when = _utc(item.created_at)
-    except OverflowError:
-        raise RowError(
-            "invalid", f"created_at {item.created_at.isoformat()} is out of range in UTC"
-        ) from None
-    if when > now + FUTURE_SKEW:
-        raise RowError(
-            "invalid",
-            f"created_at {when.isoformat()} is in the future: at most one day after now "
-            f"({now.isoformat(timespec='seconds')}) is accepted; fix the date",
-        )
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return RowError("wrong_type", str(problem))
 
 
 def stable_id(item: EntryIn, ordinal: int) -> str:
@@ -301,13 +197,12 @@ def stable_id(item: EntryIn, ordinal: int) -> str:
     hash their line/row number, so repeated short turns ("ok") stay distinct while a
     re-ingest of the same file maps every row to the same id.
     """
-    when = f"#{ordinal}" if item.created_at is None else _utc(item.created_at).isoformat()
+    if item.created_at is None:
+        when = f"#{ordinal}"
+    else:
+        when = validation.as_utc(item.created_at, "created_at").isoformat()
     material = json.dumps([item.key, item.speaker, item.content, when], ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class _IdLedger:
@@ -326,8 +221,7 @@ class _IdLedger:
         digest = hashlib.blake2b(
             item.model_dump_json(exclude={"id"}).encode("utf-8"), digest_size=8
         ).digest()
-        where = f"{row.source} line {row.line}" if row.line else f"{row.source} row {row.row}"
-        earlier = self._seen.setdefault(item.id, (digest, where))
+        earlier = self._seen.setdefault(item.id, (digest, _where(row)))
         if earlier[0] != digest:
             raise RowError(
                 "duplicate_id",
@@ -336,83 +230,131 @@ class _IdLedger:
             )
 
 
+def _where(row: SourceRow) -> str:
+    return f"{row.source} line {row.line}" if row.line else f"{row.source} row {row.row}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A valid row waiting for its batch: which file, the row, and its entry."""
+
+    file_index: int
+    row: SourceRow
+    item: EntryIn
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What a stored entry holds that decides whether a row with its id is the same entry."""
+
+    key: str
+    content: str
+    kind: str
+
+
+@dataclass
 class _BatchWriter:
-    """Collects valid entries and writes them a batch at a time, skipping known ids."""
+    """Collects valid entries and writes them a batch at a time, skipping known ids and
+    rejecting or replacing stored entries whose id a row gives to other key or content."""
 
-    def __init__(self, ctx: Context, bank: Bank, reports: list[FileReport], size: int) -> None:
-        self.ctx = ctx
-        self.bank = bank
-        self.reports = reports
-        self.size = size
-        self.pending: list[tuple[int, EntryIn]] = []
-        self.dims = banks.mode_of(bank).dims
-        self.compaction = CompactionTally()
+    ctx: Context
+    bank: Bank
+    reports: list[FileReport]
+    size: int
+    on_conflict: OnConflict
+    reject: Callable[[int, SourceRow, RowError], None]
+    """Files a row as rejected: its file's index, the row and why."""
+    pending: list[_Pending] = field(default_factory=list)
+    compaction: CompactionTally = field(default_factory=CompactionTally)
+    replaced: bool = False
+    """Whether a stored entry was deleted for a row's version (its prune is due)."""
 
-    def add(self, file_index: int, item: EntryIn) -> bool:
+    def add(self, pending: _Pending) -> bool:
         """Queue an entry; returns True when this flushed a batch."""
-        self.pending.append((file_index, item))
+        self.pending.append(pending)
         if len(self.pending) >= self.size:
             self.flush()
             return True
         return False
 
     def flush(self) -> None:
-        """Write the queued entries whose ids are new, in one commit."""
+        """Write the queued entries whose ids are new or replace a stored entry, in one commit
+        (after one delete commit of the entries they replace)."""
         if not self.pending:
             return
         batch, self.pending = self.pending, []
-        known = existing_ids(self.ctx, self.bank, [item.id or "" for _, item in batch])
+        known = stored_entries(self.ctx, self.bank, [p.item.id or "" for p in batch])
         fresh: list[EntryIn] = []
-        for file_index, item in batch:
-            report = self.reports[file_index]
-            if item.id in known:
-                report.duplicates += 1
-                continue
-            known.add(item.id or "")
-            report.stored += 1
+        replace: dict[str, Stored] = {}
+        for pending in batch:
+            item, report = pending.item, self.reports[pending.file_index]
+            entry_id = item.id or ""
+            if entry_id in known:
+                stored = known[entry_id]
+                if stored is None or (stored.key, stored.content) == (item.key, item.content):
+                    report.duplicates += 1
+                    continue
+                if self.on_conflict == "reject":
+                    self.reject(pending.file_index, pending.row, _conflict(entry_id, stored, item))
+                    continue
+                replace[entry_id] = stored
+                report.updated += 1
+            else:
+                report.stored += 1
+            known[entry_id] = Stored(item.key, item.content, "entry")
             fresh.append(item)
+        self._delete(replace)
         written = entries.write(self.ctx, self.bank, fresh, run_hooks=False)
         touched = {entry.key for entry in written}
         if self.ctx.after_write is not None:
             self.compaction.add(self.ctx.after_write(self.ctx, self.bank, touched))
 
+    def _delete(self, replace: dict[str, Stored]) -> None:
+        """Delete the stored versions the batch replaces, in one commit; `prune_replaced`
+        removes them from disk once, after the last batch."""
+        if not replace:
+            return
+        where = filters.one_of("entry_id", sorted(replace))
+        purge.delete_for_good(self.ctx, self.bank, where, prune_now=False)
+        self.replaced = True
+        if any(stored.kind == "summary" for stored in replace.values()):
+            purge.record_summary_count(self.ctx, self.bank)
 
-def existing_ids(ctx: Context, bank: Bank, ids: Sequence[str]) -> set[str]:
-    """Return which of `ids` are stored in the bank or were folded into a compaction summary."""
+    def prune_replaced(self) -> None:
+        """Prune the replaced versions out of the bank's files and old table versions."""
+        if self.replaced:
+            purge.prune(self.ctx, self.bank)
+            self.replaced = False
+
+
+def _conflict(entry_id: str, stored: Stored, item: EntryIn) -> RowError:
+    show = validation.shown
+    moved = "" if stored.key == item.key else f" (this row has key {show(item.key)})"
+    content = "the same content" if stored.content == item.content else "different content"
+    return RowError(
+        "id_conflict",
+        f"id {show(entry_id)} is already stored as another entry: the stored entry "
+        f"{show(entry_id)} has key {show(stored.key)}{moved} and {content}; give this row "
+        "its own id, or ingest with --on-conflict update to replace the stored entry",
+    )
+
+
+def stored_entries(ctx: Context, bank: Bank, ids: Sequence[str]) -> dict[str, Stored | None]:
+    """Return which of `ids` the bank holds: each stored entry's key, content and kind, or
+    None for an id folded into a compaction summary (its entry is gone, its facts are kept)."""
     if not ids:
-        return set()
+        return {}
     wanted = sorted(set(ids))
     stored = filters.one_of("entry_id", wanted)
     summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
     where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
-    table = ctx.store.scan(
-        bank.id, banks.mode_of(bank).dims, columns=["entry_id", "summary_of"], where=where
-    )
-    found = set(table.column("entry_id").to_pylist())
-    for replaced in table.column("summary_of").to_pylist():
-        found.update(replaced or ())
-    return found & set(wanted)
-
-
-def iter_report_lines(report: IngestReport) -> Iterator[str]:
-    """Yield a readable summary of an ingest, one line per file then the totals."""
-    for f in report.files:
-        where = f" -> rejects in {f.rejects_path}" if f.rejects_path else ""
-        yield (
-            f"{f.path}: {f.rows} rows, {f.stored} stored, {f.duplicates} already present, "
-            f"{f.rejected} rejected{where}"
-        )
-    t = report.totals()
-    yield (
-        f"total: {t['rows']} rows in {t['files']} file{'' if t['files'] == 1 else 's'}: "
-        f"{t['stored']} stored, "
-        f"{t['duplicates']} already present, {t['rejected']} rejected"
-    )
-    tally = report.compaction
-    if tally.partitions or tally.failed:
-        dropped = f", {tally.dropped} dropped (no compaction prompt)" if tally.dropped else ""
-        failed = f", {tally.failed} failed (kept, retried later)" if tally.failed else ""
-        yield (
-            f"inline compaction: {tally.partitions} partitions compacted: "
-            f"{tally.summarized} entries summarized{dropped}{failed}"
-        )
+    columns = ["entry_id", "key", "content", "text", "kind", "summary_of"]
+    table = ctx.store.scan(bank.id, banks.mode_of(bank).dims, columns=columns, where=where)
+    found: dict[str, Stored | None] = {}
+    rows = table.to_pylist()
+    for row in rows:
+        found.update(dict.fromkeys(row["summary_of"] or (), None))
+    for row in rows:
+        content = row["content"] if row["content"] is not None else row["text"]
+        found[row["entry_id"]] = Stored(row["key"], content, row["kind"] or "entry")
+    return {entry_id: found[entry_id] for entry_id in wanted if entry_id in found}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from memory.errors import InvalidInput, StorageError
+from memory.validation import is_utf8
 
 Format = Literal["jsonl", "csv", "parquet"]
 
@@ -200,7 +201,7 @@ def _header_problem(header: list[str], tap: _LineTap) -> RowError | None:
 
 
 def _csv_body(source: str, reader: Any, tap: _LineTap, header: list[str]) -> Iterator[SourceRow]:
-    bad_header = [name for name in header if not _is_utf8(name)]
+    bad_header = [name for name in header if not is_utf8(name)]
     last_line = reader.line_num
     data_row = 0
     while True:
@@ -294,7 +295,7 @@ def _csv_row(
     source: str, line: int, row: int, header: list[str], cells: list[str], bad_header: list[str]
 ) -> SourceRow:
     raw = ",".join(cells).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if bad_header or not all(_is_utf8(c) for c in cells):
+    if bad_header or not all(is_utf8(c) for c in cells):
         error = RowError("bad_encoding", "row is not valid UTF-8 text")
         return SourceRow(source, "csv", line, line, row, None, raw, error)
     if len(cells) > len(header):
@@ -308,14 +309,6 @@ def _csv_row(
         if value == "" and name in ("key", "content"):
             record[name] = value
     return SourceRow(source, "csv", line, line, row, record, raw)
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _parquet_rows(path: Path) -> Iterator[SourceRow]:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from memory import banks, entries
+from memory import banks, validation
 from memory.config import Mode
 from memory.context import Context
 from memory.entries import entry_from_row
@@ -68,10 +68,7 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
         raise InvalidInput(f"k must be between 1 and {MAX_K}, got {query.k}")
     if query.since and query.until and query.since >= query.until:
         raise InvalidInput("--since must be before --until")
-    if query.speaker is not None and bank.type == "general":
-        raise InvalidInput(
-            f"bank {bank.name!r} is a general bank: entries have no speaker (drop --speaker)"
-        )
+    validation.check_filters(bank, key=query.key, speaker=query.speaker, tags=query.tags)
     mode = banks.mode_of(bank)
     where = _where(query)
     if query.method == "hybrid":
@@ -111,25 +108,11 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _where(query: SearchQuery) -> str | None:
-    """Return the storage filter of the query's key, tags, speaker and time window."""
-    labels = [("key", query.key, entries.MAX_KEY_LENGTH)]
-    labels += [("speaker", query.speaker, entries.MAX_SPEAKER_LENGTH)]
-    labels += [("tag", tag, entries.MAX_TAG_LENGTH) for tag in query.tags]
-    for label, value, limit in labels:
-        if value is not None:
-            entries.check_label(label, value, limit)
-    try:
-        return filters.entry_filter(
-            key=query.key,
-            tags=query.tags,
-            speaker=query.speaker,
-            since=query.since,
-            until=query.until,
-        )
-    except ValueError as exc:
-        raise InvalidInput(
-            f"bad search filter: {exc}; no stored key, speaker or tag can contain it"
-        ) from exc
+    """Return the storage filter of the query's key, tags, speaker and time window (the
+    labels were checked by `validation.check_filters`)."""
+    return filters.entry_filter(
+        key=query.key, tags=query.tags, speaker=query.speaker, since=query.since, until=query.until
+    )
 
 
 def _ranked(

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.errors import InvalidInput
-from memory.text import check_one_line
+from memory.validation import check_one_line
 
 DEFAULT_URI = ".membank"
 

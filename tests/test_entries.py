@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import memory.store.indices as store_indices
-from memory import banks, entries, search
+from memory import banks, entries, search, validation
 from memory.chunking import chunk_many, chunk_text
 from memory.clock import FixedClock
 from memory.config import get_mode
@@ -78,7 +78,7 @@ def test_empty_content_is_invalid(ctx: Context, conv: Bank, gen: Bank, content: 
 
 
 def test_oversized_content_is_invalid_counted_in_utf8_bytes(ctx: Context, gen: Bank) -> None:
-    limit = entries.MAX_CONTENT_BYTES
+    limit = validation.MAX_CONTENT_BYTES
     with pytest.raises(InvalidInput, match="split"):
         entries.write(ctx, gen, [EntryIn(key="k", content="a" * (limit + 1))])
     # fewer characters than the limit, but more bytes
@@ -126,7 +126,7 @@ def test_nul_is_invalid(ctx: Context, conv: Bank, item: EntryIn) -> None:
     assert _rows(ctx, conv) == 0
 
 
-@pytest.mark.parametrize("key", ["", "   ", "k" * (entries.MAX_KEY_LENGTH + 1)])
+@pytest.mark.parametrize("key", ["", "   ", "k" * (validation.MAX_KEY_LENGTH + 1)])
 def test_bad_key_is_invalid(ctx: Context, conv: Bank, key: str) -> None:
     with pytest.raises(InvalidInput, match="key"):
         entries.write(ctx, conv, [_said(key, "text")])
@@ -188,8 +188,8 @@ def test_load_with_a_nul_key_is_invalid(ctx: Context, conv: Bank) -> None:
     [
         _said("k\nk", "x"),
         _said("k", "x", speaker="a\tb"),
-        _said("k", "x", speaker="s" * (entries.MAX_SPEAKER_LENGTH + 1)),
-        _said("k", "x", role="r" * (entries.MAX_SPEAKER_LENGTH + 1)),
+        _said("k", "x", speaker="s" * (validation.MAX_SPEAKER_LENGTH + 1)),
+        _said("k", "x", role="r" * (validation.MAX_SPEAKER_LENGTH + 1)),
         _said("k", "x", role="user\n"),
         _said("k", "x", tags=["two\nlines"]),
     ],
@@ -201,7 +201,7 @@ def test_labels_are_one_bounded_line(ctx: Context, conv: Bank, item: EntryIn) ->
     assert _rows(ctx, conv) == 0
 
 
-@pytest.mark.parametrize("tag", ["", "  ", "t" * (entries.MAX_TAG_LENGTH + 1)])
+@pytest.mark.parametrize("tag", ["", "  ", "t" * (validation.MAX_TAG_LENGTH + 1)])
 def test_bad_tag_is_invalid(ctx: Context, gen: Bank, tag: str) -> None:
     with pytest.raises(InvalidInput, match="tag"):
         entries.write(ctx, gen, [EntryIn(key="k", content="x", tags=["fine", tag])])
@@ -213,7 +213,7 @@ def test_bad_tag_is_invalid(ctx: Context, gen: Bank, tag: str) -> None:
     [
         EntryIn(key="k", content="no speaker"),
         _said("k", ""),
-        _said("k", "x" * (entries.MAX_CONTENT_BYTES + 1)),
+        _said("k", "x" * (validation.MAX_CONTENT_BYTES + 1)),
         _said("k", "bad \ud800"),
         _said("k", "nul \x00"),
         _said("", "no key"),

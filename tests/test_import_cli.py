@@ -4,6 +4,7 @@ file and the entry, never the bank's temporary name; nothing half-written on fai
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,25 @@ def test_an_invalid_entry_is_named_by_file_line_and_id(
     assert names(cli) == ["src"]
 
 
+def test_a_future_created_at_is_refused_as_ingest_refuses_it(cli: Context, tmp_path: Path) -> None:
+    source = exported(cli, tmp_path, "src", "conversation", ["ann", "bob"])
+    soon = datetime.now(UTC) + timedelta(hours=12)  # within the day of clock skew: kept
+    late = datetime.now(UTC) + timedelta(days=3)
+    fine, _ = edited(source, tmp_path / "fine.json", 1, created_at=soon.isoformat())
+    assert run("import", str(fine), "--name", "soon")[0] == 0
+    bad, entry_id = edited(source, tmp_path / "bad.json", 1, created_at=late.isoformat())
+
+    code, out, err = run("import", str(bad), "--name", "ns")
+
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"membank: error: {bad} line 4 (id '{entry_id}'): created_at {late.isoformat()} is "
+        "in the future: at most one day after now ("
+    )
+    assert err.endswith(") is accepted; fix the date\n") and err.count("\n") == 1
+    assert names(cli) == ["soon", "src"]
+
+
 def test_an_invalid_entry_of_a_reformatted_export_is_named_by_position(
     cli: Context, tmp_path: Path
 ) -> None:
@@ -124,7 +144,7 @@ def test_an_empty_name_is_refused_as_bank_create_refuses_it(
     source = exported(cli, tmp_path, "chat", "conversation", ["ann"])
     imported = run("import", str(source), "--name", "")
     created = run("--data", data, "bank", "create", "--name", "", "--type", "conversation")
-    expected = "membank: error: bank name must be 1-200 characters, not blank\n"
+    expected = "membank: error: bank name must be 1-200 characters, not blank, got ''\n"
     assert imported == created == (2, "", expected)
     assert names(cli) == ["chat"]
 

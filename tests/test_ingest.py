@@ -17,7 +17,8 @@ from memory import banks, entries
 from memory.cli import main
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.ingest import ingest, iter_report_lines, stable_id
+from memory.ingest import ingest, stable_id
+from memory.ingest_report import iter_report_lines
 from memory.models import Bank, BankCreate, EntryIn
 from memory.testing import ScriptedCompleter
 
@@ -381,7 +382,14 @@ def test_cli_exit_codes(
 
     assert main(["ingest", str(inputs / "conversation.jsonl"), "--bank", "support", "--json"]) == 4
     out = json.loads(capsys.readouterr().out)
-    assert out["totals"] == {"files": 1, "rows": 12, "stored": 4, "duplicates": 0, "rejected": 8}
+    assert out["totals"] == {
+        "files": 1,
+        "rows": 12,
+        "stored": 4,
+        "duplicates": 0,
+        "updated": 0,
+        "rejected": 8,
+    }
 
     assert main(["ingest", str(inputs / "nope.jsonl"), "--bank", "support"]) == 2
     assert main(["ingest", str(clean), "--bank", "no-such-bank"]) == 3

@@ -16,7 +16,7 @@ import pytest
 import regex
 import tiktoken
 
-from memory import banks, entries
+from memory import banks, entries, validation
 from memory.chunking import chunk_many, chunk_text
 from memory.config import get_mode
 from memory.context import Context
@@ -309,7 +309,7 @@ def test_validate_still_returns_the_item(ctx: Context) -> None:
     with pytest.raises(InvalidInput, match="UTF-8"):
         entries.validate(bank, EntryIn(key="k", content="both \x00 and \ud800"))
     with pytest.raises(InvalidInput, match="bytes"):
-        limit = entries.MAX_CONTENT_BYTES
+        limit = validation.MAX_CONTENT_BYTES
         entries.validate(bank, EntryIn(key="k", content="€" * (limit // 3 + 1)))
     entries.validate(bank, EntryIn(key="k", content="€" * (limit // 3)))
 

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from memory.errors import InvalidInput
+from memory.validation import as_utc, check_utf8
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -56,12 +57,7 @@ def parse_time(value: str | None, flag: str, *, whole_day: bool = False) -> date
         raise InvalidInput(
             f"{flag} {value!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+00:00]"
         ) from exc
-    try:
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    except OverflowError as exc:
-        raise InvalidInput(
-            f"{flag} {value!r} is out of range in UTC: use a date between 0001-01-02 and 9999-12-30"
-        ) from exc
+    return as_utc(parsed, f"{flag} {value!r}")
 
 
 def time_range(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
@@ -107,10 +103,7 @@ def text_arg(value: str) -> str:
             raise InvalidInput(
                 f"input is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8"
             ) from exc
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput("TEXT is not valid UTF-8: re-encode it as UTF-8") from exc
+    check_utf8("TEXT", value)
     return value
 
 

@@ -40,6 +40,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--rejects", metavar="PATH", help="one rejects file (default: <input>.rejects.jsonl)"
     )
     ingest.add_argument("--batch-size", type=positive, default=512, help="rows per commit")
+    ingest.add_argument(
+        "--on-conflict",
+        choices=["reject", "update"],
+        default="reject",
+        help="a row whose id is stored with another key or content: reject it (id_conflict, "
+        "the default) or update the stored entry (its old version is deleted for good)",
+    )
     ingest.set_defaults(handler=_ingest)
 
     export = commands.add_parser("export", parents=[common], help="export a bank (JSON, Parquet)")
@@ -94,7 +101,8 @@ def progress_bar(total: int | None, unit: str) -> Iterator[Callable[[int], None]
 
 def _ingest(args: argparse.Namespace) -> int:
     from memory import banks
-    from memory.ingest import ingest, iter_report_lines
+    from memory.ingest import ingest
+    from memory.ingest_report import iter_report_lines
 
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
@@ -105,6 +113,7 @@ def _ingest(args: argparse.Namespace) -> int:
             args.paths,
             rejects=args.rejects,
             batch_size=args.batch_size,
+            on_conflict=args.on_conflict,
             progress=progress,
         )
     if args.json:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory import validation
 from memory.errors import InvalidInput
 from memory.models import Bank
 from memory.store import filters
@@ -40,12 +41,10 @@ class ExportFilters(BaseModel):
     """Entries created before this time (exclusive)."""
 
     def check(self, bank: Bank) -> None:
-        """Raise InvalidInput when the time frame is empty (since not before until), or for
-        a speaker filter on a general bank (its entries have no speaker)."""
-        if self.speaker is not None and bank.type == "general":
-            raise InvalidInput(
-                f"bank {bank.name!r} is a general bank: entries have no speaker (drop --speaker)"
-            )
+        """Raise InvalidInput when the time frame is empty (since not before until), for a
+        speaker filter on a general bank (its entries have no speaker), or for a label no
+        entry can hold (see `validation.check_filters`)."""
+        validation.check_filters(bank, key=self.key, speaker=self.speaker, tags=self.tags)
         if self.since is not None and self.until is not None and self.since >= self.until:
             raise InvalidInput(
                 f"--since ({self.since:%Y-%m-%d %H:%M}) must be before --until "

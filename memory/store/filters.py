@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from memory.errors import InvalidInput
+from memory.validation import check_text
+
 
 def literal(value: str) -> str:
     """Return `value` as a single-quoted SQL string literal.
@@ -17,12 +20,10 @@ def literal(value: str) -> str:
         ValueError: the value holds a NUL or is not valid UTF-8 (a lone surrogate), so no
             stored value can equal it and the engine could not even read the predicate.
     """
-    if "\x00" in value:
-        raise ValueError("NUL characters cannot appear in filter values")
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"filter value {value!r} is not valid UTF-8 text") from exc
+        check_text("filter value", value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
     return "'" + value.replace("'", "''") + "'"
 
 
