@@ -20,7 +20,7 @@ from memory import banks, entries, stats
 from memory.errors import NotFound
 from memory.export import estimate, export
 from memory.ingest import ingest
-from memory.ingest_report import iter_report_lines
+from memory.ingest.report import iter_report_lines
 from memory.models import Bank, BankCreate
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from flows.retry import transient
 from memory import banks
 from memory.context import open_context
 from memory.ingest import DEFAULT_BATCH, OnConflict, ingest
-from memory.ingest_report import IngestReport
+from memory.ingest.report import IngestReport
 
 
 @task(

@@ -18,7 +18,7 @@ from memory.cli import main
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest import ingest, stable_id
-from memory.ingest_report import iter_report_lines
+from memory.ingest.report import iter_report_lines
 from memory.models import Bank, BankCreate, EntryIn
 from memory.testing import ScriptedCompleter
 

@@ -102,7 +102,7 @@ def progress_bar(total: int | None, unit: str) -> Iterator[Callable[[int], None]
 def _ingest(args: argparse.Namespace) -> int:
     from memory import banks
     from memory.ingest import ingest
-    from memory.ingest_report import iter_report_lines
+    from memory.ingest.report import iter_report_lines
 
     ctx = context(args)
     bank = banks.get(ctx, args.bank)

@@ -27,15 +27,9 @@ from pydantic import ValidationError
 from memory import banks, entries, purge, validation
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.ingest_files import (
-    RejectsWriter,
-    RowError,
-    SourceRow,
-    check_rejects_path,
-    discover,
-    read_rows,
-)
-from memory.ingest_report import CompactionTally, FileReport, IngestReport
+from memory.ingest.rejects import RejectsWriter, check_rejects_path
+from memory.ingest.report import CompactionTally, FileReport, IngestReport
+from memory.ingest.sources import RowError, SourceRow, discover, read_rows
 from memory.models import Bank, EntryIn
 from memory.store import filters
 
