@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from memory.compaction.apply import DEFAULT_WAIT_SECONDS, CompactionResult, compact_partition
+from memory.compaction.apply import (
+    DEFAULT_WAIT_SECONDS,
+    CompactionResult,
+    compact_partition,
+    reconcile,
+)
 from memory.compaction.scan import evaluate_bank
 from memory.context import Context
 from memory.models import Bank
@@ -14,9 +19,11 @@ def compact_bank(
     """Compact every partition over a threshold (or just `key`); returns one result each.
 
     With `key`, that partition is always visited, so an interrupted compaction of it is
-    finished even when it is under its thresholds.
+    finished even when it is under its thresholds. Without, a deletion whose prune did not
+    complete is finished and the bank's counters are repaired first.
     """
     if key is not None:
         return [compact_partition(ctx, bank, key, wait=wait)]
+    reconcile(ctx, bank)
     evaluation = evaluate_bank(ctx, bank)
     return [compact_partition(ctx, bank, p.key, wait=wait) for p in evaluation.over]
