@@ -16,10 +16,17 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
-from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, ops_cmd
+from memory.cli import (
+    banks_cmd,
+    compaction_cmd,
+    data_cmd,
+    entries_cmd,
+    maintain_cmd,
+    ops_cmd,
+)
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
-MODULES = [banks_cmd, entries_cmd, ops_cmd, data_cmd, compaction_cmd]
+MODULES = [banks_cmd, entries_cmd, ops_cmd, data_cmd, compaction_cmd, maintain_cmd]
 """Each module adds its subcommands with `register(subparsers)`."""
 
 
