@@ -97,5 +97,8 @@ def _row(health: BankHealth, command: str) -> list[object]:
         health.old_versions,
     ]
     if command == "maintain":
-        row += ["yes" if health.pruned else "no", ", ".join(p.split()[0] for p in health.repaired) or "-"]
+        row += [
+            "yes" if health.pruned else "no",
+            ", ".join(p.split()[0] for p in health.repaired) or "-",
+        ]
     return row
