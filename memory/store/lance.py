@@ -448,7 +448,10 @@ class LanceStore:
             elif PRUNE_DUE in dataset.config():
                 dataset.delete_config_keys([PRUNE_DUE])
 
-        _on_latest(table, commit)
+        try:
+            _on_latest(table, commit)
+        except (OSError, RuntimeError, ValueError) as exc:  # e.g. a full disk: nothing deleted
+            raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
         table.checkout_latest()
 
     def deletion_marked(self, bank_id: str, dims: int) -> bool:
