@@ -39,7 +39,6 @@ from memory.compaction.plan import (
     plan_partition,
 )
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.locks import partition_lock
@@ -342,10 +341,6 @@ def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
     )
 
 
-def _summary_count(ctx: Context, bank: Bank) -> int:
-    return ctx.store.count(bank.id, get_mode(bank.mode).dims, maintenance.SUMMARY_ROWS)
-
-
 def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
     """Finish what an interrupted compaction left: a due prune, counters off from the data.
 
@@ -364,12 +359,17 @@ def _stamp(ctx: Context, bank: Bank) -> None:
 
 
 def record_stats(ctx: Context, bank: Bank) -> Bank:
-    """Store the bank's current summary count and last compaction time; returns the bank."""
+    """Store the bank's current summary count and last compaction time (now, or the newest
+    summary's own time if a clock elsewhere ran ahead of this one); returns the bank."""
     account_ctx = scoped(ctx, bank.account)
     fresh = banks.get(account_ctx, bank.id)
-    count = _summary_count(ctx, bank)
+    derived = maintenance.derived_counters(ctx, fresh)
+    now = ctx.clock.now()
     updated = fresh.model_copy(
-        update={"summary_count": count, "last_compaction_at": ctx.clock.now()}
+        update={
+            "summary_count": derived.summary_count,
+            "last_compaction_at": max(now, derived.last_compaction_at or now),
+        }
     )
     banks.save(account_ctx, updated)
     return updated
