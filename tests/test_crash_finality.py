@@ -88,16 +88,16 @@ class Case:
 
 CASES = [
     *(
-        Case(op, "delete", finisher)
-        for op in ("retention", "compaction", "forget")
-        for finisher in ("rerun", "write", "maintain")
-    ),
-    *(
         Case(op, kill, "rerun")
         for op in ("retention", "compaction", "forget")
-        for kill in ("mark", "prune")
+        for kill in KILL_POINTS
     ),
+    Case("retention", "delete", "maintain"),
+    Case("compaction", "delete", "write"),
+    Case("forget", "delete", "write"),
 ]
+"""Every commit of each deletion, finished by a re-run; after the delete commit, also by a
+plain write or by `maintain`."""
 
 
 def _context(uri: str) -> Context:
