@@ -4,7 +4,7 @@ A deletion marks its table "prune due" (one small commit in the table's config),
 deletes in one commit, then prunes (rewrites the files holding the rows, drops old versions).
 A process killed, or a disk that fills, between the delete and the end of the prune leaves
 the mark; the next write, sweep, retention or compaction run on the table, or `membank
-maintain`, sees it from the latest manifest alone and finishes the prune (`finish_pending`).
+maintain`, sees it from the latest manifest alone and finishes the prune (`finish`).
 The mark is cleared only by such a pass that finds the table final after checking every
 kept version (`LanceStore.deletion_audit`), so a completed prune still leaves exactly one
 version; the mark then costs the next pass one check of the few versions since.
