@@ -448,10 +448,17 @@ class LanceStore:
             elif PRUNE_DUE in dataset.config():
                 dataset.delete_config_keys([PRUNE_DUE])
 
-        try:
-            _on_latest(table, commit)
-        except (OSError, RuntimeError, ValueError) as exc:  # e.g. a full disk: nothing deleted
-            raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+        for attempt in range(RACE_RETRIES):
+            try:
+                _on_latest(table, commit)
+                break
+            except (OSError, RuntimeError, ValueError) as exc:  # e.g. a full disk
+                # two config commits at once (object storage: locks are per process) conflict
+                text = str(exc).lower()
+                if "incompatible" not in text and "conflict" not in text:
+                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+                if attempt == RACE_RETRIES - 1:
+                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
         table.checkout_latest()
 
     def deletion_marked(self, bank_id: str, dims: int) -> bool:
