@@ -32,7 +32,8 @@ class RetentionRow(BaseModel):
     task_run_name="retain {bank_id}",
 )
 def retain(data: str | None, account: str, bank_id: str) -> retention.RetentionResult:
-    """Delete one bank's expired entries for good (old versions pruned)."""
+    """Delete one bank's expired entries for good (old versions pruned); on any bank, finish
+    a deletion an earlier run left unpruned."""
     ctx = open_context(data, account=account)
     return retention.apply_retention(ctx, banks.get(ctx, bank_id))
 
@@ -57,29 +58,34 @@ def report_markdown(rows: list[RetentionRow], storage: str | None = None) -> str
 
 @flow(name="membank-retention-sweep", log_prints=True)
 def retention_sweep(data: str | None = None) -> list[RetentionRow]:
-    """Apply retention to every bank with a retention period; indefinite banks are untouched."""
+    """Apply retention to every bank with a retention period; indefinite banks keep every
+    entry (their task only finishes a deletion a crash left unpruned)."""
     ctx = open_context(data)
     storage = storage_label(ctx.store.uri)
     print(f"sweeping storage {storage}")
     every = every_bank(ctx)
-    limited = [b for b in every if b.retention_days is not None]
-    futures = retain.map(unmapped(data), [b.account for b in limited], [b.id for b in limited])
-    rows = [
-        RetentionRow(bank=b.name, account=b.account, retention="indefinite", status="untouched")
-        for b in every
-        if b.retention_days is None
-    ]
-    for bank, future in zip(limited, futures, strict=True):
+    # indefinite banks too: their run deletes nothing but finishes an interrupted deletion
+    futures = retain.map(unmapped(data), [b.account for b in every], [b.id for b in every])
+    rows: list[RetentionRow] = []
+    for bank, future in zip(every, futures, strict=True):
         future.wait()
+        days = bank.retention_days
         row = RetentionRow(
-            bank=bank.name, account=bank.account, retention=f"{bank.retention_days} days", status=""
+            bank=bank.name,
+            account=bank.account,
+            retention="indefinite" if days is None else f"{days} days",
+            status="",
         )
         if future.state.is_completed():
             result: retention.RetentionResult = future.result()
-            row.status, row.deleted = result.status, result.deleted
+            status = "untouched" if result.status == "indefinite" else result.status
+            row.status, row.deleted = status, result.deleted
+            if result.finished_pending:
+                row.status += " (finished an interrupted deletion)"
         else:
             row.status = f"failed: {future.state.message}"
         rows.append(row)
+    rows.sort(key=lambda r: r.retention != "indefinite")  # as before: indefinite banks first
     create_markdown_artifact(
         markdown=report_markdown(rows, storage),
         key="membank-retention-sweep",

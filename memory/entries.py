@@ -68,6 +68,8 @@ def write(
     table = pa.table(columns).append_column(
         "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
     )
+    if run_hooks:  # a deletion whose prune a crash or a full disk stopped: finish it now
+        purge.finish(ctx, bank, wait=0)
     ctx.store.add_rows(bank.id, mode.dims, table)
     if run_hooks and ctx.after_write is not None:
         ctx.after_write(ctx, bank, {e.key for e in written})
@@ -254,11 +256,28 @@ def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
 
 
 def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
-    """Delete an entry: its text, vectors and attachments, and the old versions holding them."""
-    entry = get_entry(ctx, bank, entry_id)
-    purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
-    if entry.kind == "summary":
-        purge.record_summary_count(ctx, bank)
+    """Delete an entry: its text, vectors and attachments, and the old versions holding them.
+
+    Raises:
+        NotFound: no such entry; when an earlier deletion's prune had not completed (a forget
+            stopped by a full disk), it is finished first and the message says so.
+        PrunePending: the entry is deleted but its prune failed; forget again, or run
+            `membank maintain`, to finish it.
+    """
+    try:
+        entry = get_entry(ctx, bank, entry_id)
+    except NotFound as exc:
+        if not purge.finish(ctx, bank):
+            raise
+        raise NotFound(
+            f"{exc}: it may have been deleted already; an earlier deletion whose prune had "
+            "not completed is finished now, so nothing deleted is left on disk"
+        ) from exc
+    try:
+        purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
+    finally:
+        if entry.kind == "summary":  # the count comes from the data, whatever happened
+            purge.record_summary_count(ctx, bank)
     return entry
 
 

@@ -1,39 +1,38 @@
-"""Deletes that are final: one delete commit, then old versions pruned, one bank at a time.
+"""Deletes that are final: a marked delete commit, then a prune; and finishing one a crash left.
 
-Two prunes of one table at once make LanceDB reject the later commit ("retryable commit
-conflict"), so delete-and-prune runs under the bank's lock and retries on such conflicts.
-Appends (writes) are not blocked.
+A deletion marks its table "prune due" (one small commit in the table's config), then
+deletes in one commit, then prunes (rewrites the files holding the rows, drops old versions).
+A process killed, or a disk that fills, between the delete and the end of the prune leaves
+the mark; the next write, sweep, retention or compaction run on the table, or `membank
+maintain`, sees it from the latest manifest alone and finishes the prune (`finish`).
+The mark is cleared only by such a pass that finds the table final after checking every
+kept version (`LanceStore.deletion_audit`), so a completed prune still leaves exactly one
+version; the mark then costs the next pass one check of the few versions since.
+
+Delete-and-prune and the finishing pass run under the bank's lock (two prunes of one table
+at once make LanceDB reject the later commit); appends (writes) are not blocked. The store
+retries commits that lose a race: there is no second retry loop here.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.context import Context
 from memory.errors import StorageError
 from memory.locks import bank_lock
 from memory.models import Bank
 from memory.store import filters
 from memory.sweeps import scoped
 
-ATTEMPTS = 4
-BACKOFF_SECONDS = 0.2
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.store.lance import DeletionAudit
 
-T = TypeVar("T")
 
-
-def _retry(action: Callable[[], T]) -> T:
-    for attempt in range(ATTEMPTS):
-        try:
-            return action()
-        except (StorageError, OSError):
-            if attempt == ATTEMPTS - 1:
-                raise
-            time.sleep(BACKOFF_SECONDS * 2**attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
+class PrunePending(StorageError):
+    """The rows are deleted (no read returns them) but their prune failed; it is due."""
 
 
 def delete_for_good(
@@ -46,29 +45,96 @@ def delete_for_good(
 ) -> None:
     """Delete the rows matching `predicate` in one commit, then prune the old versions.
 
-    With `prune_now=False` the caller prunes later (a sweep prunes each bank once, after all
-    its partitions); until then the rows are gone from every read but not yet from disk.
-    `after_delete` runs between the delete and the prune (a fault-injection point).
+    Args:
+        ctx: The context (its store).
+        bank: The bank whose table holds the rows.
+        predicate: A storage filter (already escaped) of the rows to delete.
+        prune_now: False when the caller prunes later (a sweep prunes each bank once, after
+            all its partitions); until then the rows are gone from every read, not from disk.
+        after_delete: Runs between the delete commit and the prune (a fault-injection point).
+
+    Raises:
+        PrunePending: the delete committed but the prune failed (e.g. a full disk); the
+            deletion stays marked and the next run on the table, or `membank maintain`,
+            finishes it.
     """
     dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        _retry(lambda: ctx.store.delete_where(bank.id, dims, predicate, prune=False))
+        ctx.store.mark_deletion(bank.id, dims, pending=True)
+        ctx.store.delete_where(bank.id, dims, predicate, prune=False)
         if after_delete is not None:
             after_delete()
         if prune_now:
-            _retry(lambda: ctx.store.prune(bank.id, dims))
+            _prune_or_pending(ctx, bank, dims)
+
+
+def _prune_or_pending(ctx: Context, bank: Bank, dims: int) -> None:
+    """Prune the bank's table; a failure says the deletion is done and its prune is due."""
+    try:
+        ctx.store.prune(bank.id, dims)
+    except (StorageError, OSError) as exc:
+        raise PrunePending(
+            f"the rows are deleted, but pruning them from disk failed: {exc}; the prune is "
+            f"due and the next write, sweep or `membank maintain {bank.name}` finishes it"
+        ) from exc
+
+
+def marked(ctx: Context, bank: Bank) -> bool:
+    """Return True when the bank's table is marked "prune due" or keeps deleted rows in its
+    files (the latest manifest only: cheap enough to ask before every write). A mark stays
+    after a completed prune until a finishing pass has checked the table."""
+    return ctx.store.deletion_marked(bank.id, banks.vector_dims(ctx, bank))
 
 
 def pending_deletions(ctx: Context, bank: Bank) -> bool:
-    """Return True when deleted rows still sit in the bank's files (a prune is due)."""
-    return ctx.store.has_deleted_rows(bank.id, banks.vector_dims(ctx, bank))
+    """Return True when deleted rows can still be read back from the bank's files (the rows
+    themselves, or old versions holding them); reads every kept manifest."""
+    return not audit(ctx, bank).final
+
+
+def audit(ctx: Context, bank: Bank) -> DeletionAudit:
+    """Return what deleted data the bank's table still holds (reads every kept manifest)."""
+    return ctx.store.deletion_audit(bank.id, banks.vector_dims(ctx, bank))
+
+
+def finish(ctx: Context, bank: Bank, *, wait: float | None = None, full: bool = False) -> bool:
+    """Finish a deletion whose prune did not complete; returns True when it pruned.
+
+    Args:
+        ctx: The context (its store).
+        bank: The bank to check.
+        wait: Seconds to wait for the bank's lock (None: as long as it takes). A pass that
+            does not get it returns False: whoever holds it is deleting or pruning now, and
+            a crash of theirs releases the lock for the next pass.
+        full: Check every kept version even with no mark (`maintain`: also finds deletions
+            made before marks existed, or by a process whose mark another cleared).
+
+    Raises:
+        PrunePending: the prune failed again (the mark stays).
+    """
+    if not full and not marked(ctx, bank):
+        return False
+    dims = banks.vector_dims(ctx, bank)
+    with bank_lock(ctx.store.uri, bank.id, timeout=wait) as held:
+        if not held:
+            return False
+        found = ctx.store.deletion_audit(bank.id, dims)
+        if not found.final:  # the mark stays: clearing it now would leave a second version
+            _prune_or_pending(ctx, bank, dims)
+        elif found.marked:  # checked final: the next write need not look again
+            ctx.store.mark_deletion(bank.id, dims, pending=False)
+        return not found.final
 
 
 def prune(ctx: Context, bank: Bank) -> None:
-    """Rewrite the files holding deleted rows and drop old versions, under the bank's lock."""
+    """Rewrite the files holding deleted rows and drop old versions, under the bank's lock.
+
+    Raises:
+        PrunePending: the prune failed (the deletions stay marked).
+    """
     dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        _retry(lambda: ctx.store.prune(bank.id, dims))
+        _prune_or_pending(ctx, bank, dims)
 
 
 def record_summary_count(ctx: Context, bank: Bank) -> None:

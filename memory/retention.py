@@ -3,7 +3,9 @@
 Plan (pure): the cutoff is `now - retention_days`; an indefinite bank (None) has no plan.
 Apply: one delete of `created_at < cutoff` (every chunk, so text and vectors go together),
 then old table versions are pruned so nothing deleted can be read back. Entries written
-meanwhile are dated now and never match, so concurrent writes are not lost.
+meanwhile are dated now and never match, so concurrent writes are not lost. Every run first
+finishes a deletion an earlier run (or a forget, or a compaction) left unpruned, on any bank,
+indefinite ones included: a re-run after a crash finds nothing expired, but still prunes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from memory import purge
+from memory import maintenance, purge
 from memory.clock import days_before
 from memory.context import Context
 from memory.errors import MembankError
@@ -52,6 +54,8 @@ class RetentionResult(BaseModel):
     deleted: int = 0
     """Entries deleted (summaries included)."""
     summaries_deleted: int = 0
+    finished_pending: bool = False
+    """An earlier deletion's prune had not completed (a crash, a full disk): done now."""
     error: str | None = None
     """Why retention could not be applied (status `failed`; `apply_all` only)."""
 
@@ -76,10 +80,13 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
         retention_days=bank.retention_days,
         cutoff=plan.cutoff,
     )
+    dims = ctx.store.vector_dims(bank.id)  # deleting needs no embedder: not the bank's mode
+    if dims is not None and purge.finish(ctx, bank):
+        maintenance.repair_counters(ctx, bank)  # the deletion may have removed summaries
+        result = result.model_copy(update={"finished_pending": True})
     expired = plan.predicate()
     if expired is None:
         return result
-    dims = ctx.store.vector_dims(bank.id)  # deleting needs no embedder: not the bank's mode
     if dims is None:  # no entries table: nothing was ever written
         return result.model_copy(update={"status": "nothing_expired"})
     count = ctx.store.count(bank.id, dims, filters.conjoin("chunk_index = 0", expired))

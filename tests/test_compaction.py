@@ -400,3 +400,58 @@ def test_newest_entry_alone_over_max_tokens_does_not_loop(
         assert result.tokens_after == sum(e.token_count for e in stored)
     assert extractive.calls == calls
     assert [e.id for e in entries.load(ctx, bank, "g")] == [e.id for e in stored]
+
+
+class _Crash(Exception):
+    """Stands for a process killed at a compaction step (raised by the checkpoint hook)."""
+
+
+def _crash_at(step: str) -> None:
+    def hook(at: str) -> None:
+        if at == step:
+            raise _Crash(step)
+
+    compaction.set_checkpoint(hook)
+
+
+def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
+    ctx: Context, clock: FixedClock
+) -> None:
+    from memory import maintenance
+
+    bank = make_bank(ctx, max_turns=4, compaction_prompt=None)
+    write_turns(ctx, bank, "k", 6)
+    _crash_at("pruned")  # after the delete and the prune, before the stats are saved
+    with pytest.raises(_Crash):
+        compaction.compact_partition(ctx, bank, "k")
+    compaction.set_checkpoint(None)
+    # a drop leaves no summary behind: its time was saved before the delete
+    assert banks.get(ctx, bank.id).last_compaction_at == clock.now()
+    assert maintenance.verify_bank(ctx, bank).clean
+
+
+def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
+    ctx: Context, clock: FixedClock, extractive: ExtractiveCompleter
+) -> None:
+    from memory import maintenance
+
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "k", 6)
+    clock.advance(timedelta(hours=2))
+    _crash_at("pruned")
+    with pytest.raises(_Crash):
+        compaction.compact_partition(ctx, bank, "k")
+    compaction.set_checkpoint(None)
+    stale = banks.get(ctx, bank.id)
+    assert (stale.summary_count, stale.last_compaction_at) == (0, None)
+    health = maintenance.verify_bank(ctx, stale)
+    assert len(health.problems) == 2, health.problems  # count and time both off
+    made = clock.now()
+    clock.advance(timedelta(hours=1))
+
+    result = compaction.compact_partition(ctx, bank, "k")
+
+    assert result.status == "under_threshold"
+    repaired = banks.get(ctx, bank.id)
+    assert (repaired.summary_count, repaired.last_compaction_at) == (1, made)
+    assert maintenance.verify_bank(ctx, repaired).clean

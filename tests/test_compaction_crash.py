@@ -1,4 +1,5 @@
-"""`kill -9` of a compacting process at every step, then a rerun: nothing lost, nothing doubled.
+"""`kill -9` of a compacting process at every step, then a rerun: nothing lost, nothing doubled,
+no deleted row left in the files and the bank's counters right (`verify` clean).
 
 One spawned child per step, all at once (each on its own bank): a child process pays the
 import of lancedb, so running them side by side keeps the test short.
@@ -19,7 +20,7 @@ from compaction_support import (
 from spawned import compact_and_die
 
 import memory.compaction as compaction
-from memory import banks, entries
+from memory import banks, entries, maintenance
 from memory.context import Context
 from memory.models import Bank
 
@@ -67,3 +68,5 @@ def test_kill_9_at_each_step_then_rerun(ctx: Context) -> None:
         else:
             assert result.status == "compacted", step
         assert banks.get(ctx, bank.id).summary_count == 1, step
+        health = maintenance.verify_bank(ctx, bank)  # nothing deleted left on disk, counters
+        assert health.clean, f"{step}: {health.problems}"

@@ -177,3 +177,35 @@ def test_cutoffs_before_the_year_1000_are_valid_filters(ctx: Context) -> None:
     _write_at(ctx, bank, datetime(2020, 1, 1, tzinfo=UTC), "recent")
     before = f"created_at < {filters.timestamp_literal(datetime(999, 12, 31, tzinfo=UTC))}"
     assert [e.content for e in entries.read(ctx, bank, before)] == ["ancient"]
+
+
+def test_a_rerun_finishes_a_retention_whose_prune_did_not_run(
+    ctx: Context, clock: FixedClock
+) -> None:
+    bank = make_bank(ctx, retention_days=30)
+    _write_at(ctx, bank, clock.now() - timedelta(days=31), "expired qxretainneedle")
+    _write_at(ctx, bank, clock.now(), "recent")
+    plan = retention.plan_retention(bank, clock.now())
+    purge.delete_for_good(ctx, bank, plan.predicate() or "", prune_now=False)  # as a crash
+    assert purge.pending_deletions(ctx, bank)
+
+    again = retention.apply_retention(ctx, bank)
+
+    assert (again.status, again.deleted, again.finished_pending) == ("nothing_expired", 0, True)
+    assert not purge.pending_deletions(ctx, bank)
+    assert ctx.store.version_count(bank.id, get_mode(bank.mode).dims) == 1
+    assert retention.apply_retention(ctx, bank).finished_pending is False  # nothing left to do
+
+
+def test_an_indefinite_bank_still_gets_a_pending_deletion_finished(ctx: Context) -> None:
+    bank = make_bank(ctx, type="general", retention_days=None)
+    item = EntryIn(key="k", content="forget me")
+    (entry,) = entries.write(ctx, bank, [item], run_hooks=False)
+    entries.write(ctx, bank, [EntryIn(key="k", content="keep me")], run_hooks=False)
+    purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry.id), prune_now=False)
+
+    result = retention.apply_retention(ctx, bank)
+
+    assert (result.status, result.finished_pending) == ("indefinite", True)
+    assert not purge.pending_deletions(ctx, bank)
+    assert [e.content for e in entries.read(ctx, bank)] == ["keep me"]

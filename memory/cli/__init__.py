@@ -16,7 +16,7 @@ from typing import Any, NoReturn, Protocol
 
 from pydantic import ValidationError
 
-from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd
+from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, maintain_cmd
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
 
@@ -26,7 +26,13 @@ class CommandModule(Protocol):
     def register(self, commands: Any, common: argparse.ArgumentParser) -> None: ...
 
 
-MODULES: list[CommandModule] = [banks_cmd, entries_cmd, data_cmd, compaction_cmd]
+MODULES: list[CommandModule] = [
+    banks_cmd,
+    entries_cmd,
+    data_cmd,
+    compaction_cmd,
+    maintain_cmd,
+]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
 

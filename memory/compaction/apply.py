@@ -18,7 +18,9 @@ The steps, under the partition's lock:
    compaction time.
 
 A process killed anywhere leaves every entry either present or covered by exactly one
-summary; running compaction again finishes the job (step 1).
+summary; running compaction again finishes the job (step 1), the prune a kill interrupted
+(`purge.finish`) and the bank's counters (`maintenance.repair_counters`: each summary
+records when it was made; a drop, which leaves no summary, stamps the bank first).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memory import banks, entries, purge
+from memory import banks, entries, maintenance, purge
 from memory.compaction.plan import (
     SUMMARY_SLACK,
     CompactionPlan,
@@ -37,7 +39,6 @@ from memory.compaction.plan import (
     plan_partition,
 )
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.locks import partition_lock
@@ -219,7 +220,13 @@ def _drop(
 
 
 def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, prune: bool) -> None:
-    """Delete the covered entries (one commit, pruned unless the sweep will) and record stats."""
+    """Delete the covered entries (one commit, pruned unless the sweep will) and record stats.
+
+    A drop stores no summary, so nothing in the data says it ran: the bank's compaction time
+    is saved before the delete, where a kill cannot lose it.
+    """
+    if plan.action == "drop":
+        _stamp(ctx, bank)
     _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
     _step("pruned")
     record_stats(ctx, bank)
@@ -301,6 +308,7 @@ def _store_summary(
             "model": model,
             "covers": len(covered),
             "budget_tokens": plan.summary_budget,
+            maintenance.COMPACTED_AT: ctx.clock.now().isoformat(),
         },
         created_at=created_at,
     )
@@ -333,33 +341,35 @@ def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
     )
 
 
-def _summary_count(ctx: Context, bank: Bank) -> int:
-    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
-    return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
-
-
 def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
-    """Finish what an interrupted compaction left: a due prune, stale summary stats.
+    """Finish what an interrupted compaction left: a due prune, counters off from the data.
 
-    With `prune=False` (inside a sweep, which prunes at its end) only the stats are fixed.
+    With `prune=False` (inside a sweep, which prunes at its end) only the counters are fixed.
     Returns True when something had to be done.
     """
-    pending = prune and purge.pending_deletions(ctx, bank)
-    if pending:
-        purge.prune(ctx, bank)
-    stale = banks.get(scoped(ctx, bank.account), bank.id).summary_count != _summary_count(ctx, bank)
-    if stale:
-        record_stats(ctx, bank)
-    return pending or stale
+    pruned = prune and purge.finish(ctx, bank)
+    return bool(maintenance.repair_counters(ctx, bank)) or pruned
+
+
+def _stamp(ctx: Context, bank: Bank) -> None:
+    """Save the bank's last compaction time as now (before a drop's delete)."""
+    account_ctx = scoped(ctx, bank.account)
+    fresh = banks.get(account_ctx, bank.id)
+    banks.save(account_ctx, fresh.model_copy(update={"last_compaction_at": ctx.clock.now()}))
 
 
 def record_stats(ctx: Context, bank: Bank) -> Bank:
-    """Store the bank's current summary count and last compaction time; returns the bank."""
+    """Store the bank's current summary count and last compaction time (now, or the newest
+    summary's own time if a clock elsewhere ran ahead of this one); returns the bank."""
     account_ctx = scoped(ctx, bank.account)
     fresh = banks.get(account_ctx, bank.id)
-    count = _summary_count(ctx, bank)
+    derived = maintenance.derived_counters(ctx, fresh)
+    now = ctx.clock.now()
     updated = fresh.model_copy(
-        update={"summary_count": count, "last_compaction_at": ctx.clock.now()}
+        update={
+            "summary_count": derived.summary_count,
+            "last_compaction_at": max(now, derived.last_compaction_at or now),
+        }
     )
     banks.save(account_ctx, updated)
     return updated

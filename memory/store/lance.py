@@ -14,6 +14,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -427,6 +428,81 @@ class LanceStore:
         result: pa.Table = query.select(wanted).limit(limit).to_arrow()
         return result
 
+    # deletions whose prune is due (memory.purge finishes them) ---------------------------
+
+    def mark_deletion(self, bank_id: str, dims: int, *, pending: bool) -> None:
+        """Set (before a delete commit) or clear the table's "prune due" mark, one small commit.
+
+        The mark lives in the table's config (its manifest), so a process killed between a
+        delete and its prune leaves it behind for `deletion_marked` to see.
+        """
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return
+
+        def commit(t: Any) -> None:
+            t.checkout_latest()
+            dataset = t.to_lance()
+            if pending:
+                dataset.update_config({PRUNE_DUE: "1"})
+            elif PRUNE_DUE in dataset.config():
+                dataset.delete_config_keys([PRUNE_DUE])
+
+        for attempt in range(RACE_RETRIES):
+            try:
+                _on_latest(table, commit)
+                break
+            except (OSError, RuntimeError, ValueError) as exc:  # e.g. a full disk
+                # two config commits at once (object storage: locks are per process) conflict
+                text = str(exc).lower()
+                if "incompatible" not in text and "conflict" not in text:
+                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+                if attempt == RACE_RETRIES - 1:
+                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+        table.checkout_latest()
+
+    def deletion_marked(self, bank_id: str, dims: int) -> bool:
+        """Return True when the latest version is marked "prune due" or keeps deleted rows in
+        its files; reads the latest manifest only (cheap enough for every write)."""
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return False
+        dataset = _on_latest(table, lambda t: t.to_lance())
+        if PRUNE_DUE in dataset.config():
+            return True
+        return any(fragment.deletion_file() is not None for fragment in dataset.get_fragments())
+
+    def deletion_audit(self, bank_id: str, dims: int) -> DeletionAudit:
+        """Return what deleted data the table's files still hold, from every kept manifest.
+
+        An old version holds deleted data when it has deletion files of its own or when the
+        live row count drops between it and the latest version (entries tables are changed by
+        appends and deletes only: compaction and index commits keep every live row).
+        """
+        table = self.entries_table(bank_id, dims, create=False)
+        if table is None:
+            return DeletionAudit(deleted_rows=0, stale_versions=0, old_versions=0, marked=False)
+        dataset = _on_latest(table, lambda t: t.to_lance())
+        versions = sorted(
+            _on_latest(table, lambda t: t.to_lance().versions()), key=lambda v: v["version"]
+        )
+        rows = [_meta(v, "total_rows") for v in versions]
+        stale, dropped = 0, False
+        for index in range(len(versions) - 2, -1, -1):
+            later, here = rows[index + 1], rows[index]
+            dropped = dropped or later is None or here is None or later < here
+            if dropped or _meta(versions[index], "total_deletion_file_rows") != 0:
+                stale += 1
+        deleted = _meta(versions[-1], "total_deletion_file_rows") if versions else 0
+        if deleted is None:  # not recorded: at least one row per fragment with deletions
+            deleted = sum(f.deletion_file() is not None for f in dataset.get_fragments())
+        return DeletionAudit(
+            deleted_rows=deleted,
+            stale_versions=stale,
+            old_versions=max(len(versions) - 1, 0),
+            marked=PRUNE_DUE in dataset.config(),
+        )
+
 
 def _with_score(result: pa.Table) -> pa.Table:
     names = result.column_names
@@ -451,3 +527,32 @@ def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
     rows = rows.append_column(indices.FTS_COLUMN, joined)
     return rows.select(schema.names).cast(schema)
+
+
+PRUNE_DUE = "membank.prune_due"
+"""Config key of an entries table whose last deletion may not be pruned yet."""
+
+
+@dataclass(frozen=True)
+class DeletionAudit:
+    """What deleted data a bank's table still holds (`LanceStore.deletion_audit`)."""
+
+    deleted_rows: int
+    """Rows deleted but still in the latest version's data files (deletion files)."""
+    stale_versions: int
+    """Kept older versions that hold a row the latest version no longer has."""
+    old_versions: int
+    """Kept older versions, clean ones included (writes keep them for a while)."""
+    marked: bool
+    """A deletion marked its prune as due and no finishing pass has cleared the mark yet."""
+
+    @property
+    def final(self) -> bool:
+        """True when no deleted row can be read back from the table's files."""
+        return self.deleted_rows == 0 and self.stale_versions == 0
+
+
+def _meta(version: dict[str, Any], name: str) -> int | None:
+    """Return a count from a version's manifest summary (None when Lance did not record it)."""
+    value = version.get("metadata", {}).get(name)
+    return None if value is None else int(value)

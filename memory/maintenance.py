@@ -1,0 +1,206 @@
+"""Verify and maintain banks: deletion finality and the counters a bank record derives.
+
+`verify_bank` reports (changes nothing): deleted rows still in a table's files, old table
+versions holding a row the latest version deleted, and counters of the bank record that
+disagree with its entries. `maintain_bank` finishes any pending deletion (a prune) and
+rewrites those counters from the data; compaction re-runs repair them the same way.
+
+Derived counters:
+- `summary_count`: the compaction summaries stored now.
+- `last_compaction_at`: never older than the newest summary's `compacted_at` (summaries
+  record when they were made, so a compaction killed before it saved the bank record is
+  still seen). A compaction that stored no summary (no prompt) leaves no trace in the data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from memory import banks, purge
+from memory.errors import MembankError
+from memory.models import Bank
+from memory.store import filters
+from memory.sweeps import scoped
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memory.context import Context
+
+COMPACTED_AT = "compacted_at"
+"""Summary metadata key: when the compaction that wrote the summary ran (ISO 8601)."""
+SUMMARY_ROWS = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
+
+
+class Counters(BaseModel):
+    """The bank record's derived counters: as stored, or as the data says they should be."""
+
+    summary_count: int
+    last_compaction_at: datetime | None
+
+
+class BankHealth(BaseModel):
+    """What `verify` found in one bank (or what `maintain` left)."""
+
+    bank_id: str
+    bank_name: str
+    account: str
+    deleted_rows: int = 0
+    """Rows deleted but still in the table's data files."""
+    stale_versions: int = 0
+    """Old table versions that hold a row the latest version deleted."""
+    old_versions: int = 0
+    """Old table versions kept (clean ones too: writes keep them for 7 days)."""
+    stored: Counters | None = None
+    derived: Counters | None = None
+    problems: list[str] = Field(default_factory=list)
+    """One line per finding; empty when the bank is clean."""
+    pruned: bool = False
+    """`maintain` only: a pending deletion was finished."""
+    repaired: list[str] = Field(default_factory=list)
+    """`maintain` only: counters rewritten from the data."""
+    error: str | None = None
+    """Why the bank could not be checked or maintained."""
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing deleted is left on disk and every counter matches the data."""
+        return not self.problems and self.error is None
+
+
+def derived_counters(ctx: Context, bank: Bank) -> Counters:
+    """Return the counters as the bank's entries say they should be (one projected scan)."""
+    dims = banks.vector_dims(ctx, bank)
+    rows = ctx.store.scan(bank.id, dims, columns=["metadata"], where=SUMMARY_ROWS)
+    made = [_compacted_at(text) for text in rows.column("metadata").to_pylist()]
+    known = [when for when in made if when is not None]
+    return Counters(summary_count=rows.num_rows, last_compaction_at=max(known, default=None))
+
+
+def _compacted_at(metadata: str | None) -> datetime | None:
+    try:
+        value = json.loads(metadata or "{}").get(COMPACTED_AT)
+        when = None if value is None else datetime.fromisoformat(value)
+        return None if when is None else when if when.tzinfo else when.replace(tzinfo=UTC)
+    except (ValueError, TypeError, AttributeError):  # a summary written before the key existed
+        return None
+
+
+def counter_problems(stored: Bank, derived: Counters) -> list[str]:
+    """Return one line per counter of `stored` that disagrees with `derived`."""
+    found: list[str] = []
+    if stored.summary_count != derived.summary_count:
+        found.append(
+            f"summary_count is {stored.summary_count}, the bank holds {derived.summary_count}"
+        )
+    newest = derived.last_compaction_at
+    if _later(newest, stored.last_compaction_at):
+        found.append(
+            f"last_compaction_at is {_when(stored.last_compaction_at)}, older than the newest "
+            f"summary ({_when(newest)})"
+        )
+    return found
+
+
+def _later(newest: datetime | None, recorded: datetime | None) -> bool:
+    """Return True when the data knows of a compaction after the recorded one."""
+    return newest is not None and (recorded is None or recorded < newest)
+
+
+def _when(value: datetime | None) -> str:
+    return "unset" if value is None else value.isoformat(timespec="seconds")
+
+
+def repair_counters(ctx: Context, bank: Bank) -> list[str]:
+    """Rewrite the bank record's counters that disagree with the data; returns what was wrong."""
+    account_ctx = scoped(ctx, bank.account)
+    fresh = banks.get(account_ctx, bank.id)
+    derived = derived_counters(ctx, fresh)
+    wrong = counter_problems(fresh, derived)
+    if wrong:
+        last = fresh.last_compaction_at
+        if _later(derived.last_compaction_at, last):
+            last = derived.last_compaction_at
+        banks.save(
+            account_ctx,
+            fresh.model_copy(
+                update={"summary_count": derived.summary_count, "last_compaction_at": last}
+            ),
+        )
+    return wrong
+
+
+def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
+    """Return what is wrong with one bank: deleted data left on disk, counters off."""
+    health = _health(bank)
+    if not ctx.store.has_entries_table(bank.id):
+        return _with_counters(ctx, bank, health)
+    found = purge.audit(ctx, bank)
+    health = health.model_copy(
+        update={
+            "deleted_rows": found.deleted_rows,
+            "stale_versions": found.stale_versions,
+            "old_versions": found.old_versions,
+        }
+    )
+    problems: list[str] = []
+    if found.deleted_rows:
+        problems.append(f"{found.deleted_rows} deleted rows are still in the data files")
+    if found.stale_versions:
+        problems.append(f"{found.stale_versions} old table versions hold deleted rows")
+    return _with_counters(ctx, bank, health, problems)
+
+
+def _with_counters(
+    ctx: Context, bank: Bank, health: BankHealth, problems: list[str] | None = None
+) -> BankHealth:
+    stored = banks.get(scoped(ctx, bank.account), bank.id)
+    derived = derived_counters(ctx, stored)
+    found = [*(problems or []), *counter_problems(stored, derived)]
+    return health.model_copy(
+        update={
+            "stored": Counters(
+                summary_count=stored.summary_count, last_compaction_at=stored.last_compaction_at
+            ),
+            "derived": derived,
+            "problems": found,
+        }
+    )
+
+
+def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
+    """Finish the bank's pending deletion, repair its counters; returns what is left.
+
+    Raises:
+        PrunePending: the prune failed (e.g. the disk is full); the deletion stays due.
+    """
+    pruned = purge.finish(ctx, bank, wait=None, full=True)
+    repaired = repair_counters(ctx, bank)
+    after = verify_bank(ctx, bank)
+    return after.model_copy(update={"pruned": pruned, "repaired": repaired})
+
+
+def verify_all(ctx: Context, selected: Iterable[Bank]) -> list[BankHealth]:
+    """Verify each bank in turn; a bank that cannot be read is reported with its error."""
+    return [_each(ctx, bank, verify_bank) for bank in selected]
+
+
+def maintain_all(ctx: Context, selected: Iterable[Bank]) -> list[BankHealth]:
+    """Maintain each bank in turn; one that fails is reported and the others still run."""
+    return [_each(ctx, bank, maintain_bank) for bank in selected]
+
+
+def _each(ctx: Context, bank: Bank, action: Callable[[Context, Bank], BankHealth]) -> BankHealth:
+    try:
+        return action(ctx, bank)
+    except MembankError as exc:
+        return _health(bank).model_copy(update={"error": str(exc), "problems": [str(exc)]})
+
+
+def _health(bank: Bank) -> BankHealth:
+    return BankHealth(bank_id=bank.id, bank_name=bank.name, account=bank.account)

@@ -1,0 +1,270 @@
+"""`membank verify` and `membank maintain`: deleted data left on disk, counters off, exit codes;
+and a full disk during a prune leaves the deletion pending until a later run finishes it."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from compaction_support import make_bank
+
+from memory import banks, entries, maintenance, purge
+from memory.cli import main
+from memory.context import Context
+from memory.errors import NotFound
+from memory.models import Bank, EntryIn
+from memory.store import filters
+
+
+@pytest.fixture(autouse=True)
+def _local_account(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("MEMBANK_URI", "MEMBANK_ACCOUNT"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def _cli(data: str, *args: str) -> tuple[int, str, str]:
+    """Run membank on `data` in this process; returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main([*args, "--data", data])
+        except SystemExit as exc:  # argparse errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def _said(text: str) -> EntryIn:
+    return EntryIn(key="k", speaker="alice", content=text)
+
+
+def _with_secret(ctx: Context, name: str, needle: str, *, one_commit: bool = False) -> Bank:
+    """Return a bank holding three entries, the middle one with `needle` in it."""
+    bank = make_bank(ctx, name, compaction_prompt=None)
+    items = [_said("first note"), _said(f"my card number is {needle}"), _said("last note")]
+    if one_commit:  # one fragment: deleting one row leaves a deletion file
+        entries.write(ctx, bank, items, run_hooks=False)
+    else:
+        for item in items:
+            entries.write(ctx, bank, [item], run_hooks=False)
+    return bank
+
+
+def _secret_id(ctx: Context, bank: Bank, needle: str) -> str:
+    (entry,) = [e for e in entries.read(ctx, bank) if needle in e.content]
+    return entry.id
+
+
+def _delete_unpruned(ctx: Context, bank: Bank, needle: str) -> None:
+    """Delete the secret entry in one commit and leave its prune undone (as a crash would)."""
+    where = filters.equals("entry_id", _secret_id(ctx, bank, needle))
+    purge.delete_for_good(ctx, bank, where, prune_now=False)
+
+
+def test_a_clean_bank_verifies_with_exit_0(local: Context, data: str) -> None:
+    bank = _with_secret(local, "chat", "qxcleanneedle")
+    code, out, err = _cli(data, "verify", "chat")
+    assert (code, err) == (0, "")
+    assert "chat" in out and "clean" in out
+    code, out, _ = _cli(data, "verify", "--all", "--json")
+    (row,) = json.loads(out)
+    assert code == 0 and row["clean"] is True and row["bank_id"] == bank.id
+    assert row["old_versions"] > 0  # writes keep old versions: that alone is not a problem
+    assert (row["deleted_rows"], row["stale_versions"], row["problems"]) == (0, 0, [])
+
+
+@pytest.mark.parametrize("one_commit", [False, True], ids=["own-fragment", "shared-fragment"])
+def test_verify_finds_an_unpruned_deletion_and_maintain_finishes_it(
+    local: Context, data: str, one_commit: bool
+) -> None:
+    needle = "qxverifyneedle"
+    bank = _with_secret(local, "chat", needle, one_commit=one_commit)
+    _delete_unpruned(local, bank, needle)
+    assert _files_containing(Path(data), needle.encode())  # positive control
+
+    code, out, err = _cli(data, "verify", "chat", "--json")
+    (row,) = json.loads(out)
+    assert code == 1 and row["clean"] is False
+    assert row["stale_versions"] > 0
+    assert (row["deleted_rows"] > 0) is one_commit  # a whole fragment goes from the manifest
+    assert "old table versions hold deleted rows" in err and "membank maintain" in err
+
+    code, out, err = _cli(data, "maintain", "chat")
+    assert (code, err) == (0, "")
+    assert "yes" in out  # pruned
+    assert _files_containing(Path(data), needle.encode()) == []
+    assert _cli(data, "verify", "chat")[0] == 0
+    assert [e.content for e in entries.read(local, bank)] == ["first note", "last note"]
+
+
+def test_verify_finds_wrong_counters_and_maintain_repairs_them(local: Context, data: str) -> None:
+    bank = _with_secret(local, "chat", "qxcountneedle")
+    banks.save(local, banks.get(local, bank.id).model_copy(update={"summary_count": 5}))
+    code, out, err = _cli(data, "verify", "chat", "--json")
+    (row,) = json.loads(out)
+    assert code == 1 and "summary_count is 5" in err
+    assert row["problems"] == ["summary_count is 5, the bank holds 0"]
+    assert (row["stored"]["summary_count"], row["derived"]["summary_count"]) == (5, 0)
+
+    code, out, _ = _cli(data, "maintain", "chat", "--json")
+    (done,) = json.loads(out)
+    assert code == 0 and done["clean"] and done["repaired"] == row["problems"]
+    assert banks.get(local, bank.id).summary_count == 0
+    assert _cli(data, "verify", "chat")[0] == 0
+
+
+def test_all_banks_are_checked_and_one_bad_bank_fails_the_run(local: Context, data: str) -> None:
+    needle = "qxallneedle"
+    _with_secret(local, "clean", "qxotherneedle")
+    dirty = _with_secret(local, "dirty", needle)
+    _delete_unpruned(local, dirty, needle)
+    code, out, err = _cli(data, "verify", "--all")
+    assert code == 1
+    assert "clean" in out and "dirty" in out and "'dirty'" in err and "'clean'" not in err
+    assert _cli(data, "maintain", "--all")[0] == 0
+    assert _cli(data, "verify", "--all")[0] == 0
+
+
+@pytest.mark.parametrize("command", ["maintain", "verify"])
+def test_bad_targets_are_exit_2_and_a_missing_bank_exit_3(
+    local: Context, data: str, command: str
+) -> None:
+    make_bank(local, "chat")
+    code, _, err = _cli(data, command)
+    assert code == 2 and "one of the arguments BANK --all is required" in err
+    code, _, err = _cli(data, command, "chat", "--all")
+    assert code == 2 and "not allowed with argument BANK" in err
+    code, out, err = _cli(data, command, "nope")
+    assert (code, out) == (3, "")
+    assert "no bank 'nope'" in err
+
+
+# a full disk during the prune -------------------------------------------------------------
+
+
+class _FullDisk:
+    """Makes the store's prune fail as a full disk does, until `free` is called."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._store = ctx.store
+        self._prune = ctx.store.prune
+        ctx.store.prune = self  # type: ignore[method-assign]
+        self.calls = 0
+
+    def __call__(self, bank_id: str, dims: int) -> None:
+        self.calls += 1
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def free(self) -> None:
+        self._store.prune = self._prune  # type: ignore[method-assign]
+
+
+def test_a_full_disk_during_a_forget_leaves_it_pending_and_forget_again_finishes_it(
+    local: Context, data: str
+) -> None:
+    needle = "qxfulldiskneedle"
+    bank = _with_secret(local, "chat", needle, one_commit=True)
+    gone = _secret_id(local, bank, needle)
+    disk = _FullDisk(local)
+
+    with pytest.raises(purge.PrunePending, match=r"No space left on device.*membank maintain chat"):
+        entries.forget(local, bank, gone)
+    assert disk.calls == 1
+    assert [e.content for e in entries.read(local, bank)] == ["first note", "last note"]
+    assert _files_containing(Path(data), needle.encode())  # still on disk: the prune failed
+    assert purge.pending_deletions(local, bank)
+    with pytest.raises(purge.PrunePending):  # still full: forget again says so, not "not found"
+        entries.forget(local, bank, gone)
+    assert not maintenance.verify_bank(local, bank).clean
+
+    disk.free()
+    with pytest.raises(NotFound, match="finished now, so nothing deleted is left on disk"):
+        entries.forget(local, bank, gone)
+    assert _files_containing(Path(data), needle.encode()) == []
+    assert maintenance.verify_bank(local, bank).clean
+
+
+@pytest.mark.parametrize("later", ["write", "retention", "compaction"])
+def test_a_later_run_finishes_a_prune_a_full_disk_stopped(
+    local: Context, data: str, later: str
+) -> None:
+    from memory import retention
+    from memory.compaction import compact_bank
+
+    needle = f"qx{later}needle"
+    bank = _with_secret(local, "chat", needle)
+    disk = _FullDisk(local)
+    with pytest.raises(purge.PrunePending):
+        entries.forget(local, bank, _secret_id(local, bank, needle))
+    disk.free()
+    assert _files_containing(Path(data), needle.encode())
+
+    if later == "write":
+        entries.write(local, bank, [_said("a later note")])
+    elif later == "retention":
+        assert retention.apply_retention(local, bank).finished_pending
+    else:
+        compact_bank(local, bank)
+
+    assert _files_containing(Path(data), needle.encode()) == []
+    assert maintenance.verify_bank(local, bank).clean
+
+
+def test_a_real_full_disk_stops_the_prune_and_a_later_run_finishes_it(tmp_path: Path) -> None:
+    """The same on a small tmpfs filled up: LanceDB's own ENOSPC, not an injected one."""
+    from memory.store import LanceStore
+    from memory.testing import HashingEmbedder
+
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(small)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        _full_tmpfs(small, LanceStore, HashingEmbedder)
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
+    data = small / "db"
+    ctx = Context(store=store_class(str(data)), embedder=lambda m: embedder_class(m.dims))
+    needle = "qxtmpfsneedle"
+    bank = make_bank(ctx, "chat", compaction_prompt=None)
+    noise = [_said(f"note {i} {os.urandom(3000).hex()}") for i in range(20)]
+    entries.write(ctx, bank, noise, run_hooks=False)
+    bank = _with_secret(ctx, "secrets", needle, one_commit=True)
+    assert _files_containing(data, needle.encode())  # positive control
+    filler = small / "filler"
+    with filler.open("wb", buffering=0) as out:  # fill the disk, then give back a little room
+        try:
+            while True:
+                out.write(b"\0" * 4096)
+        except OSError:
+            pass
+    with filler.open("r+b") as out:  # room for the mark and the delete, not for the prune
+        out.truncate(max(filler.stat().st_size - 32 * 1024, 0))
+
+    with pytest.raises(purge.PrunePending, match="No space left on device"):
+        entries.forget(ctx, bank, _secret_id(ctx, bank, needle))
+    assert [e.content for e in entries.read(ctx, bank)] == ["first note", "last note"]
+    assert _files_containing(data, needle.encode())
+    assert purge.pending_deletions(ctx, bank)
+
+    filler.unlink()
+    assert maintenance.maintain_bank(ctx, bank).pruned
+    assert _files_containing(data, needle.encode()) == []
+    assert maintenance.verify_bank(ctx, bank).clean
