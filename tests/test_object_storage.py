@@ -3,9 +3,11 @@
 Everything the local-folder tests prove about storage holds on object storage too: banks,
 writes, searches with escaped filters, loads, exports, stats, the `membank` command, and
 final deletion: after forget, retention, compaction or a bank delete no object under the
-store's prefix holds the deleted text (every object's bytes are read back with boto3), also
-when a prune loses a race with another process's commit. Writers and compactions in two
-processes at once lose nothing and summarise nothing twice.
+store's prefix holds the deleted text (every object's bytes are read back with boto3). When
+a prune's rewrite loses a race with another process's commit, its copy is left to LanceDB's
+7-day cleanup unless the store may delete unreferenced files (`StoreTuning.delete_unverified`,
+off on object storage: no lock there keeps other processes' writes out meanwhile).
+Writers and compactions in two processes at once lose nothing and summarise nothing twice.
 Credentials and the endpoint come only from the AWS_* environment variables.
 """
 
@@ -399,6 +401,11 @@ def test_two_processes_compact_one_partition_at_once(
         after = entries.load(ctx, bank, key)
         assert_exactly_once(after, before[key])
         assert [e.kind for e in after].count("summary") == 1, (key, statuses)
+    # A prune whose rewrite lost the race to the other process left its copy for LanceDB's
+    # 7-day cleanup: on object storage no lock keeps other writers out, so the store deletes
+    # unreferenced files only when told no other process writes (as now: both are done).
+    sole = LanceStore(ctx.store.uri, tuning=StoreTuning(delete_unverified=True))
+    sole.prune(bank.id, _dims(bank))
     # the summarised entries' text is in no object (the summaries repeat none of it)
     present = {e.id for e in entries.read(ctx, bank)}
     gone = [
