@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from memory.errors import StorageError
 from memory.locks import pruning, reading, writing
 from memory.models import Bank
-from memory.store import filters, indices, maintenance
+from memory.store import filters, indices, maintenance, queries
 from memory.store.maintenance import StoreTuning
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.schema import (
@@ -353,12 +353,12 @@ class LanceStore:
             )
 
     def has_deleted_rows(self, bank_id: str, dims: int) -> bool:
-        """Return True when deleted rows still sit in the table's files (a prune is due)."""
+        """Return True when deleted rows still sit in the table's data or index files (a prune
+        is due); old versions are counted apart (`old_version_count`)."""
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return False
-        fragments = self._on_latest(table, lambda t: t.to_lance().get_fragments())
-        return any(fragment.deletion_file() is not None for fragment in fragments)
+        return bool(self._on_latest(table, lambda t: maintenance.holds_deleted(t.to_lance())))
 
     def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
@@ -385,46 +385,9 @@ class LanceStore:
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
         result = self._on_latest(
-            table, lambda t: self._query(t, method, vector, text, where, limit, columns)
+            table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
         )
-        return _with_score(result)
-
-    @staticmethod
-    def _query(
-        table: Any,
-        method: str,
-        vector: np.ndarray[Any, Any] | None,
-        text: str | None,
-        where: str | None,
-        limit: int,
-        columns: Sequence[str],
-    ) -> pa.Table:
-        wanted = list(columns)
-        if method == "vector":
-            query = table.search(vector, query_type="vector").distance_type("cosine")
-            wanted.append("_distance")
-        elif method == "fts":
-            query = table.search(text, query_type="fts", fts_columns=indices.FTS_COLUMN)
-            wanted.append("_score")
-        else:
-            raise ValueError(f"unknown search method {method!r}: use vector or fts")
-        if where:
-            query = query.where(where, prefilter=True)
-        result: pa.Table = query.select(wanted).limit(limit).to_arrow()
-        return result
-
-
-def _with_score(result: pa.Table) -> pa.Table:
-    names = result.column_names
-    if "_distance" in names:
-        distance = np.asarray(result.column("_distance").to_numpy(zero_copy_only=False))
-        score = pa.array(1.0 - distance / 2.0, pa.float32())
-    elif "_score" in names:
-        return result
-    else:
-        score = pa.array(np.zeros(result.num_rows, np.float32))
-    drop = [n for n in ("_distance", "_score") if n in names]
-    return result.drop_columns(drop).append_column("_score", score)
+        return queries.with_score(result)
 
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:

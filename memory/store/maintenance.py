@@ -162,6 +162,13 @@ def stale_segments(dataset: Any, name: str) -> int:
     return 0
 
 
+def holds_deleted(dataset: Any) -> bool:
+    """Return True when a fragment has deleted rows or an index segment is stale."""
+    if any(fragment.deletion_file() is not None for fragment in dataset.get_fragments()):
+        return True
+    return any(stale_segments(dataset, name) for name in (KEY_INDEX, FTS_INDEX))
+
+
 def _rewrite_stale(table: Any, name: str) -> None:
     dataset = table.to_lance()
     count = stale_segments(dataset, name)
