@@ -51,11 +51,13 @@ class RetryPolicy:
 
     Attributes:
         attempts: runs in all (1 = no retry).
-        backoff_seconds: wait before the first rerun; doubled before each further one.
+        backoff_seconds: wait before the first rerun; doubled before each further one (the
+            defaults wait up to 3.1 s in all: two processes pruning one table on object
+            storage settle within that here).
     """
 
-    attempts: int = 5
-    backoff_seconds: float = 0.05
+    attempts: int = 6
+    backoff_seconds: float = 0.1
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.backoff_seconds < 0:
