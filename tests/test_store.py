@@ -453,8 +453,13 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
     doomed = {_row_address(ctx, gen, e) for e in first}
     assert doomed <= _fts_docs(tmp_path)
 
-    entries.delete_ids(ctx, gen, [e.id for e in first])
+    entries.delete_ids(ctx, gen, [e.id for e in first], prune=False)
+    # no fragment has a deletion file (the whole fragment went), yet a prune is due
+    assert all(f.deletion_file() is None for f in table.to_lance().get_fragments())
+    assert ctx.store.has_deleted_rows(gen.id, dims)
+    ctx.store.prune(gen.id, dims)
 
+    assert not ctx.store.has_deleted_rows(gen.id, dims)
     assert "zzdropkey" not in btree_keys(_table_dir(tmp_path))
     assert not doomed & _fts_docs(tmp_path)
     assert _files_containing(tmp_path / "db", b"zzdropword") == []
