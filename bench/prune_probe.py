@@ -1,15 +1,15 @@
-"""Prune strategies side by side: LanceDB's index remap vs membank's segment rebuild.
+"""Final deletion on two index layouts: one index segment vs bounded segments (the store's).
 
 Usage: python bench/prune_probe.py [--rows 10000 100000 1000000] [--dir DIR]
 
-For each table size a bank is built as `bench/retention.py` builds it (time-ordered
-fragments of up to 100,000 rows, key and full-text indices), copied, and on each copy one
-row or a third of the rows is deleted and pruned two ways:
-- remap: `compact_files(materialize_deletions_threshold=0)`, which remaps every index through
-  the rewrite (LanceDB's default), then `cleanup_old_versions(0)`;
-- rebuild: `LanceStore.prune`: the compaction defers the remap, and only the index segments
-  (up to `segments.SEGMENT_ROWS` rows each) that covered rewritten or deleted fragments are
-  rebuilt from the rows left (`memory/store/segments.py`).
+For each table size a bank is built as `bench/retention.py` builds it (the store's layout:
+each index segment covers one fragment of up to `StoreTuning.segment_rows` rows), copied,
+and on each copy one row or a third of the rows is deleted and the deletion made final by
+`LanceStore.prune` (`compact_files(materialize_deletions_threshold=0)`, whose index remap
+rewrites the segments over the rewritten fragments, then `cleanup_old_versions(0)`):
+- bounded: the store's layout as built;
+- one segment: the same table with each index rebuilt as a single segment first
+  (`create_index(replace=True)`), so every remap rewrites the whole index.
 Prints one line per case and a JSON line of all timings last.
 """
 
@@ -21,8 +21,6 @@ import shutil
 import sys
 import tempfile
 import time
-import warnings
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,46 +30,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import retention as retention_bench  # bench/retention.py
 
 from memory.config import get_mode
-from memory.store import LanceStore
+from memory.store import LanceStore, indices
 
 
-def prune_remap(store: LanceStore, table: Any) -> None:
-    """Make the deletion final the LanceDB way: compaction with index remap, cleanup."""
-    table.to_lance().optimize.compact_files(
-        materialize_deletions=True, materialize_deletions_threshold=0.0
-    )
+def one_segment(table: Any) -> None:
+    """Rebuild both indices as one segment each over the whole table."""
+    indices.create_key_index(table)
+    indices.create_fts_index(table)
     table.checkout_latest()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table.to_lance().cleanup_old_versions(older_than=timedelta(0))
 
 
-def prune_rebuild(store: LanceStore, table: Any) -> None:
-    """Make the deletion final through the store (segment rebuild)."""
-    store._prune_table(table)
+def bounded(table: Any) -> None:
+    """Keep the store's layout (one segment per fragment)."""
 
 
 def run(folder: Path, rows: int) -> list[dict[str, object]]:
-    """Time both strategies on copies of one `rows`-row bank; return one record per case."""
+    """Time both layouts on copies of one `rows`-row bank; return one record per case."""
     base = folder / f"base-{rows}"
     ctx = retention_bench.context(str(base))
     bank = retention_bench.build(ctx, rows, 20)
     dims = get_mode(bank.mode).dims
     results: list[dict[str, object]] = []
     for label, predicate in [("one row", "seq = 1234"), ("a third", f"seq < {rows // 3}")]:
-        for name, strategy in [("remap", prune_remap), ("rebuild", prune_rebuild)]:
+        for name, layout in [("one segment", one_segment), ("bounded", bounded)]:
             work = folder / "work"
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(base, work)
             store = LanceStore(str(work))
             table = store.entries_table(bank.id, dims, create=False)
+            layout(table)
             table.delete(predicate)
             started = time.perf_counter()
-            strategy(store, table)
+            store.prune(bank.id, dims)
             seconds = time.perf_counter() - started
             assert len(table.list_versions()) == 1
-            print(f"{rows:>9,} rows, {label:8s} {name:8s} prune {seconds:6.2f} s", flush=True)
-            results.append({"rows": rows, "deleted": label, "strategy": name, "seconds": seconds})
+            print(f"{rows:>9,} rows, {label:8s} {name:11s} prune {seconds:6.2f} s", flush=True)
+            results.append({"rows": rows, "deleted": label, "layout": name, "seconds": seconds})
     return results
 
 

@@ -13,10 +13,15 @@ Measured in the same run, on the same table, in interleaved order (round robin, 
 passes over the queries; p50/p95 over every query of every round):
 - membank vector: `search.search(ctx, bank, SearchQuery(method="vector", key=K, k=k))`
 - raw vector: `table.search(vec).distance_type("cosine").where("key = 'K'", prefilter=True)
-  .select(columns).limit(k).to_arrow()`
+  .select(columns + ["_distance"]).limit(k).to_arrow()`
 - membank hybrid: `search.search(..., method="hybrid")`
-- raw hybrid: the raw vector query plus the raw full-text query
-  (`table.search(text, query_type="fts").where(..., prefilter=True)`), one after the other.
+- raw hybrid: LanceDB's native hybrid query, `table.search(query_type="hybrid",
+  fts_columns="search_text").vector(vec).text(text).where("key = 'K'", prefilter=True)
+  .select(columns).limit(k).to_arrow()`. The raw vector query selects `_distance`
+  explicitly (otherwise every raw query logs a deprecation warning and is slowed); the
+  hybrid builder accepts only table columns in `select` (lancedb 0.40: "No field named
+  _distance") and adds `_relevance_score` itself, without a warning.
+Target: membank hybrid p95 at most 1.2x the native hybrid query.
 """
 
 from __future__ import annotations
@@ -164,13 +169,15 @@ def main(argv: list[str] | None = None) -> None:
         def raw_vector(key: str, vector: np.ndarray[Any, Any]) -> pa.Table:
             query = raw.search(vector, query_type="vector").distance_type("cosine")
             query = query.where(filters.equals("key", key), prefilter=True)
-            result: pa.Table = query.select(columns).limit(args.k).to_arrow()
+            result: pa.Table = query.select([*columns, "_distance"]).limit(args.k).to_arrow()
             return result
 
-        def raw_fts(key: str, text: str) -> pa.Table:
-            query = raw.search(text, query_type="fts")
+        def raw_hybrid(key: str, text: str, vector: np.ndarray[Any, Any]) -> pa.Table:
+            query = raw.search(query_type="hybrid", fts_columns="search_text")
+            query = query.vector(vector).text(text).distance_type("cosine")
             query = query.where(filters.equals("key", key), prefilter=True)
-            result: pa.Table = query.select(columns).limit(args.k).to_arrow()
+            selected = query.select(columns)
+            result: pa.Table = selected.limit(args.k).to_arrow()
             return result
 
         def membank(method: str) -> Callable[[str, str, np.ndarray[Any, Any]], Any]:
@@ -183,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         kinds: dict[str, Callable[[str, str, np.ndarray[Any, Any]], Any]] = {
             "raw vector": lambda key, text, vector: raw_vector(key, vector),
             "membank vector": membank("vector"),
-            "raw hybrid": lambda key, text, vector: (raw_vector(key, vector), raw_fts(key, text)),
+            "raw hybrid": raw_hybrid,
             "membank hybrid": membank("hybrid"),
         }
         for run in kinds.values():  # warm up caches and indices
@@ -214,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         mine, base = figures[f"membank {method}"], figures[f"raw {method}"]
         print(
             f"ratio membank/raw {method:<6}: p50 {mine[0] / base[0]:.2f}x, "
-            f"p95 {mine[1] / base[1]:.2f}x (target p95 <= 1.5x); mean "
+            f"p95 {mine[1] / base[1]:.2f}x (target p95 <= 1.2x); mean "
             f"{statistics.fmean(timings[f'membank {method}']) * 1000:.2f} ms vs "
             f"{statistics.fmean(timings[f'raw {method}']) * 1000:.2f} ms"
         )

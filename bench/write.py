@@ -9,7 +9,8 @@ precomputed random unit vectors (`PrecomputedEmbedder`: it returns the next rows
 built before the clock starts, a slice per call, so no embedding cost is measured). The
 baseline adds the Arrow rows membank stores for the same items (captured by an untimed
 membank pass: same schema, same columns, same batches; only the generated ids differ) with
-raw `lancedb` `table.add` to a fresh table with the same key and full-text indices. Each run
+raw `lancedb` `table.add` to a fresh table with the same key and full-text indices, plus
+`table.optimize()` as often as membank's store folded rows into its indices. Each run
 interleaves the two batch by batch (alternating which goes first) on fresh tables;
 `--repeats` runs, medians reported. membank's time is split into entries.py (validation,
 tokenizing and chunking, records, Arrow rows) and `LanceStore.add_rows`, and the store's
@@ -35,7 +36,6 @@ import statistics
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import lancedb
 import numpy as np
 import pyarrow as pa
+from lancedb.index import BTree
 
 from memory import banks, entries
 from memory.config import Mode
@@ -55,7 +56,7 @@ from memory.embed import MINILM_DIMS, MINILM_NAME, embedder_for
 from memory.models import Bank, BankCreate, EntryIn
 from memory.ports import Embedder, Vectors
 from memory.providers.tokens import count_tokens
-from memory.store import LanceStore
+from memory.store import LanceStore, indices
 from memory.store.lance import with_search_text
 from memory.store.schema import entries_schema
 
@@ -98,6 +99,7 @@ class RecordingStore(LanceStore):
         self.batches: list[pa.Table] = []
         self.add_seconds = 0.0
         self.maintain_seconds = 0.0
+        self.maintained = 0
 
     def add_rows(self, bank_id: str, dims: int, rows: pa.Table) -> None:
         """Store the rows as LanceStore does, timing it and recording the stored rows."""
@@ -107,10 +109,11 @@ class RecordingStore(LanceStore):
         if self.record:
             self.batches.append(with_search_text(rows, entries_schema(dims)))
 
-    def _maintain(self, table: Any, *, merge: bool | None = None) -> None:
+    def _maintain(self, table: Any, *, merge: bool = False) -> None:
         started = time.perf_counter()
         super()._maintain(table, merge=merge)
         self.maintain_seconds += time.perf_counter() - started
+        self.maintained += 1
 
 
 def make_items(count: int, seed: int = 7) -> list[EntryIn]:
@@ -172,10 +175,8 @@ def capture(root: Path, items: Sequence[EntryIn], batch: int, vectors: Vectors) 
 def raw_table(root: Path) -> Any:
     """Return a fresh raw lancedb table with the entries schema and the same indices."""
     table = lancedb.connect(str(root)).create_table("raw", schema=entries_schema(DIMS))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table.create_scalar_index("key", index_type="BTREE")
-        table.create_fts_index("search_text", use_tantivy=False)
+    table.create_index("key", config=BTree(), name=indices.KEY_INDEX)
+    table.create_index(indices.FTS_COLUMN, config=indices.FTS_CONFIG, name=indices.FTS_INDEX)
     return table
 
 
@@ -202,6 +203,7 @@ def interleaved_run(
     bank = new_bank(ctx, "write")
     raw = raw_table(root / "raw")
     result = Interleaved()
+    optimized = 0  # the raw table is optimized as often as membank's store maintained
     for number, (part, rows) in enumerate(zip(chunked(items, batch), captured, strict=True)):
         for side in ("membank", "raw") if number % 2 == 0 else ("raw", "membank"):
             started = time.perf_counter()
@@ -210,6 +212,9 @@ def interleaved_run(
                 result.membank += time.perf_counter() - started
             else:
                 raw.add(rows)
+                if store.maintained > optimized:  # index at membank's cadence
+                    raw.optimize()
+                    optimized = store.maintained
                 result.raw += time.perf_counter() - started
     result.store, result.maintenance = store.add_seconds, store.maintain_seconds
     return result

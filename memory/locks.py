@@ -1,7 +1,7 @@
 """Locks: per partition (one compaction at a time), per bank (one delete-and-prune at a time),
 per account (one bank-name claim at a time), and per table a shared/exclusive pair
-(streaming reads hold it shared, dropping old versions holds it exclusive, so a long export
-never loses its files midway).
+(streaming reads and writes hold it shared, dropping old versions holds it exclusive, so a
+long export never loses its files midway and no write in flight loses its new files).
 
 On a local LanceDB folder the lock is an `flock` on a file under `<uri>/_locks/`: it holds
 across processes and threads, and the kernel releases it when its holder dies (even by
@@ -106,8 +106,18 @@ def reading(uri: str, table: str) -> AbstractContextManager[None]:
     return _versions_lock(uri, table, shared=True)
 
 
+def writing(uri: str, table: str) -> AbstractContextManager[None]:
+    """Hold `table` shared while a write's files are written and committed (local folders).
+
+    A version cleanup that deletes files no version references (`pruning`) would otherwise
+    take the files of a write in flight, which its commit then points at.
+    """
+    return _versions_lock(uri, table, shared=True)
+
+
 def pruning(uri: str, table: str) -> AbstractContextManager[None]:
-    """Hold `table` exclusively while old versions are dropped: waits for streaming reads."""
+    """Hold `table` exclusively while old versions are dropped: waits for streaming reads and
+    for writes in flight."""
     return _versions_lock(uri, table, shared=False)
 
 

@@ -28,7 +28,7 @@ from memory.sweeps import scoped
 
 if TYPE_CHECKING:
     from memory.context import Context
-    from memory.store.lance import DeletionAudit
+    from memory.store.audit import DeletionAudit
 
 
 class PrunePending(StorageError):

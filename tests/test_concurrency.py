@@ -12,12 +12,11 @@ from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
 import memory.compaction as compaction
-import memory.store.indices as store_indices
-import memory.store.segments as store_segments
 from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.models import EntryIn
+from memory.store import LanceStore, StoreTuning
 
 WRITERS = 2
 PER_WRITER = 25
@@ -30,13 +29,13 @@ def pool() -> Iterator[Pool]:
         yield workers
 
 
-@pytest.fixture(params=["one-segment", "many-segments"])
-def prune_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How this process's indices are cut into segments (the writers' keep the defaults)."""
-    if request.param == "many-segments":  # and the deferred remap of big tables
-        monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 2)
-        monkeypatch.setattr(store_segments, "SMALL_SEGMENT_ROWS", 1)
-        monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)
+@pytest.fixture(params=["default", "many-segments"])
+def prune_by(request: pytest.FixtureRequest, ctx: Context) -> str:
+    """How this process cuts its indices into segments (the writers keep the defaults):
+    with many segments every write is indexed and segments of two rows are merged."""
+    if request.param == "many-segments":
+        tuning = StoreTuning(segment_rows=2, reindex_every=1, index_segments=2)
+        ctx.store = LanceStore(ctx.store.uri, tuning=tuning)
     return str(request.param)
 
 

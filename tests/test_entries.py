@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-import memory.store.indices as store_indices
 from memory import banks, entries, search, validation
 from memory.chunking import chunk_many, chunk_text
 from memory.clock import FixedClock
@@ -19,7 +18,7 @@ from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, SearchQuery
 from memory.providers import tokens
-from memory.store import filters
+from memory.store import LanceStore, StoreTuning, filters
 
 
 @pytest.fixture
@@ -453,11 +452,10 @@ def test_forget_removes_the_entry_everywhere_for_good(
     ctx: Context,
     conv: Bank,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     indexed: bool,
 ) -> None:
     if indexed:  # fold every write into the key and full-text indices
-        monkeypatch.setattr(store_indices, "REINDEX_EVERY", 1)
+        ctx.store = LanceStore(ctx.store.uri, tuning=StoreTuning(reindex_every=1))
     marker = "qxforgetmarker7731"
     secret = _long_text(300, tail=f"my card number is {marker}") + f" {marker}"
     keep = entries.write(ctx, conv, [_said("k", "first message about the weather")])[0]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import lancedb
 import pyarrow as pa
 import pytest
+from lancedb.index import FTS
 
 from memory import banks, entries, search
 from memory.context import Context
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.store import filters
-from memory.store import indices as store_indices
+from memory.store import StoreTuning, filters
 from memory.store import lance as lance_store
 from memory.store.schema import ENTRY_COLUMNS, entries_schema, index_text
 
@@ -150,18 +149,18 @@ def _unindexed_fragments(table: Any) -> int:
     dataset = table.to_lance()
     indexed = {
         fragment
-        for index in dataset.list_indices()
-        if index["name"] == "key_idx"
-        for fragment in index["fragment_ids"]
+        for index in dataset.describe_indices()
+        if index.name == "key_idx"
+        for segment in index.segments
+        for fragment in segment.fragment_ids
     }
     return sum(1 for f in dataset.get_fragments() if f.fragment_id not in indexed)
 
 
-def test_single_writes_are_folded_into_the_indices(
-    ctx: Context, conv: Bank, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(store_indices, "LOOSE_FRAGMENTS", 4)
-    monkeypatch.setattr(store_indices, "INDEX_SEGMENTS", 3)
+def test_single_writes_are_folded_into_the_indices(ctx: Context, conv: Bank) -> None:
+    ctx.store = lance_store.LanceStore(
+        ctx.store.uri, tuning=StoreTuning(loose_fragments=4, index_segments=3)
+    )
     for i in range(13):
         entries.write(ctx, conv, [EntryIn(key=f"k{i % 2}", speaker="ann", content=f"note {i}")])
         table = ctx.store.entries_table(conv.id, 384)
@@ -181,10 +180,8 @@ def test_a_table_made_before_search_text_is_upgraded_on_open(ctx: Context, conv:
     ctx.store.drop_entries_table(conv.id)
     old = pa.schema([f for f in entries_schema(384) if f.name != "search_text"])
     db = lancedb.connect(ctx.store.uri)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table = db.create_table(lance_store.entries_table_name(conv.id), schema=old)
-        table.create_fts_index("text", use_tantivy=False)
+    table = db.create_table(lance_store.entries_table_name(conv.id), schema=old)
+    table.create_index("text", config=FTS(), name="text_idx")
     fresh = lance_store.LanceStore(ctx.store.uri)
     ctx.store = fresh
     entries.write(ctx, conv, [EntryIn(key="k", speaker="Ann", content="tulips in spring")])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,16 +11,17 @@ from typing import Any
 
 import lance
 import pytest
+from lance.optimize import Compaction
+from lance_files import btree_keys, data_values, fts_segments, vocabulary_size
 
-import memory.store.indices as store_indices
-import memory.store.lance as lance_store
-import memory.store.segments as store_segments
 from memory import banks, entries, search
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
 from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQuery
-from memory.store import LanceStore, filters, rewrite
+from memory.store import LanceStore, RetryPolicy, StoreTuning, filters, maintenance
+from memory.store.lance import entries_table_name
+from memory.store.races import race_of
 from memory.store.schema import ENTRY_COLUMNS
 
 
@@ -35,8 +38,41 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
 def _second_handle(ctx: Context) -> Context:
     """Another store on the same folder, as a second worker or CLI process would open it."""
     return Context(
-        store=LanceStore(ctx.store.uri), account=ctx.account, clock=ctx.clock, embedder=ctx.embedder
+        store=LanceStore(ctx.store.uri, tuning=ctx.store.tuning),
+        account=ctx.account,
+        clock=ctx.clock,
+        embedder=ctx.embedder,
     )
+
+
+def _tuned(ctx: Context, **values: Any) -> Context:
+    """Return `ctx` on a store over the same folder with these tuning values."""
+    ctx.store = LanceStore(ctx.store.uri, tuning=StoreTuning(**values))
+    return ctx
+
+
+def _table_dir(tmp_path: Path) -> Path:
+    return next((tmp_path / "db").glob("entries_*.lance"))
+
+
+def _row_address(ctx: Context, bank: Bank, entry: Entry) -> int:
+    table = ctx.store.entries_table(bank.id, get_mode(bank.mode).dims, create=False)
+    assert table is not None
+    where = filters.equals("entry_id", entry.id)
+    rows = table.to_lance().to_table(columns=[], filter=where, with_row_address=True)
+    (address,) = rows.column("_rowaddr").to_pylist()
+    return int(address)
+
+
+def _live_fts(ctx: Context, bank: Bank) -> set[str]:
+    """Return the uuids of the full-text segments the table's latest version uses."""
+    table = ctx.store.entries_table(bank.id, get_mode(bank.mode).dims, create=False)
+    assert table is not None
+    return {s.uuid for s in maintenance.segments_of(table.to_lance(), "text_idx")}
+
+
+def _fts_docs(tmp_path: Path) -> set[int]:
+    return {row for segment in fts_segments(_table_dir(tmp_path)) for row in segment.row_ids}
 
 
 # filters ---------------------------------------------------------------------------------
@@ -100,10 +136,8 @@ def test_put_bank_raw_replaces_by_id(ctx: Context, gen: Bank) -> None:
 # writes, reindexing, deletes ----------------------------------------------------------------
 
 
-def test_rows_are_folded_into_the_indices_and_stay_searchable(
-    ctx: Context, gen: Bank, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(store_indices, "REINDEX_EVERY", 3)
+def test_rows_are_folded_into_the_indices_and_stay_searchable(ctx: Context, gen: Bank) -> None:
+    ctx = _tuned(ctx, reindex_every=3)
     dims = get_mode(gen.mode).dims
     for i in range(4):
         entries.write(ctx, gen, [EntryIn(key=f"k{i % 2}", content=f"tulip bulb order {i}")])
@@ -123,6 +157,42 @@ def test_rows_are_folded_into_the_indices_and_stay_searchable(
         assert len(hits) == 3
 
 
+def test_each_indexed_write_gets_its_own_segment_until_small_ones_are_merged(
+    ctx: Context, gen: Bank, tmp_path: Path
+) -> None:
+    ctx = _tuned(ctx, reindex_every=1, segment_rows=6, index_segments=3)
+    dims = get_mode(gen.mode).dims
+    table = None
+    for w in range(2):
+        entries.write(ctx, gen, [EntryIn(key=f"k{w}", content=f"pear{w} n{i}") for i in range(2)])
+        table = ctx.store.entries_table(gen.id, dims)
+        segments = [s for s in maintenance.segments_of(table.to_lance()) if s.fragment_ids]
+        assert [len(s.fragment_ids) for s in segments] == [1] * (w + 1)  # a delta per write
+    entries.write(ctx, gen, [EntryIn(key="k2", content=f"pear2 n{i}") for i in range(2)])
+    assert table is not None
+    table.checkout_latest()
+    # the third small segment: the three (6 rows) are merged, their fragments compacted
+    segments = [s for s in maintenance.segments_of(table.to_lance()) if s.fragment_ids]
+    assert len(segments) == 1
+    assert len(table.to_lance().get_fragments()) == 1
+    for w in range(3):
+        hits = search.search(ctx, gen, SearchQuery(text=f"pear{w}", key=f"k{w}", method="fts"))
+        assert len(hits) == 2
+
+
+def test_a_big_write_is_indexed_in_bounded_segments(ctx: Context, gen: Bank) -> None:
+    ctx = _tuned(ctx, segment_rows=4, reindex_every=1)
+    dims = get_mode(gen.mode).dims
+    entries.write(ctx, gen, [EntryIn(key="k", content=f"plum n{i}") for i in range(10)])
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    assert table is not None
+    rows = maintenance.fragment_rows(table.to_lance())
+    sizes = [
+        sum(rows[f] for f in s.fragment_ids) for s in maintenance.segments_of(table.to_lance())
+    ]
+    assert sorted(size for size in sizes if size) == [2, 4, 4]
+
+
 def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Path) -> None:
     dims = get_mode(gen.mode).dims
     a, b = entries.write(
@@ -132,9 +202,12 @@ def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Pat
     assert ctx.store.version_count(gen.id, dims) > 1
     entries.delete_ids(ctx, gen, [b.id], prune=False)
     assert ctx.store.version_count(gen.id, dims) > 1
+    assert ctx.store.has_deleted_rows(gen.id, dims)
     assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
     ctx.store.prune(gen.id, dims)
     assert ctx.store.version_count(gen.id, dims) == 1
+    assert ctx.store.old_version_count(gen.id, dims) == 0
+    assert not ctx.store.has_deleted_rows(gen.id, dims)
     assert _files_containing(tmp_path / "db", b"zzdropme991") == []
     assert [e.id for e in entries.load(ctx, gen, "k")][:1] == [a.id]
 
@@ -178,34 +251,91 @@ def test_second_handle_sees_deleted_bank_as_gone(ctx: Context, gen: Bank) -> Non
 def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) -> None:
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(3)])
-    stale = _second_handle(ctx).store.entries_table(gen.id, dims)
+    other = _second_handle(ctx).store
+    stale = other.entries_table(gen.id, dims)
     assert stale is not None
     entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
     doomed = [e.id for e in entries.load(ctx, gen, "k")]
     entries.delete_ids(ctx, gen, doomed)  # rewrites the files and drops old versions
     entries.write(ctx, gen, [EntryIn(key="k", content="after")])
-    with pytest.raises((OSError, ValueError)):  # the stale version's files are gone
+    with pytest.raises((OSError, ValueError)) as lost:  # the stale version's files are gone
         stale.to_lance().to_table(columns=["content"])
-    rows = lance_store._on_latest(stale, lambda t: t.to_lance().to_table(columns=["content"]))
+    assert race_of(lost.value) == "gone"
+    rows = other._on_latest(stale, lambda t: t.to_lance().to_table(columns=["content"]))
     assert rows.column("content").to_pylist() == ["after"]
+
+
+def test_the_retry_policy_reruns_only_races_and_gives_up() -> None:
+    policy = RetryPolicy(attempts=3, backoff_seconds=0)
+    calls: list[int] = []
+    resets: list[int] = []
+
+    def conflict() -> None:
+        calls.append(1)
+        raise OSError("Retryable commit conflict for version 6: preempted")
+
+    with pytest.raises(OSError, match="commit conflict"):
+        policy.run(conflict, reset=lambda: resets.append(1))
+    assert (len(calls), len(resets)) == (3, 2)
+    calls.clear()
+
+    def broken() -> None:
+        calls.append(1)
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        policy.run(broken, reset=lambda: None)
+    assert len(calls) == 1
+    assert race_of(RuntimeError("lance error: Not found: x/_deletions/1.arrow")) == "gone"
+    assert race_of(KeyError("not found")) is None
+    with pytest.raises(ValueError, match="attempts"):
+        RetryPolicy(attempts=0)
+
+
+def _shared_is_free(uri: str, table: str) -> bool:
+    """Return True when the table's versions lock could be taken shared right now."""
+    path = Path(uri) / "_locks" / f"{table}.versions.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(6)])
+    name = entries_table_name(gen.id)
     stream = ctx.store.scan_batches(gen.id, dims, columns=["content"], batch_size=2)
     first = next(stream)
+    assert _shared_is_free(ctx.store.uri, name)  # the stream holds the lock shared
     other = _second_handle(ctx)
     entries.delete_ids(other, gen, [e.id for e in entries.load(other, gen, "k")], prune=False)
-    pruner = threading.Thread(target=other.store.prune, args=(gen.id, dims))
-    pruner.start()
-    pruner.join(timeout=1.0)
-    assert pruner.is_alive()  # waiting for the stream to finish
-    rest = [row for batch in stream for row in batch.column("content").to_pylist()]
+    during: list[bool] = []
+    drop = maintenance.drop_old_versions
+
+    def observed(*args: Any, **kwargs: Any) -> None:
+        during.append(_shared_is_free(ctx.store.uri, name))
+        drop(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(maintenance, "drop_old_versions", observed)
+        pruner = threading.Thread(target=other.store.prune, args=(gen.id, dims))
+        pruner.start()
+        rest = [row for batch in stream for row in batch.column("content").to_pylist()]
+        pruner.join()
+    # the cleanup ran holding the lock exclusively, so not while the stream held it shared,
+    # and the stream read every row of its version
+    assert during == [False]
     assert first.column("content").to_pylist() + rest == [f"row {i}" for i in range(6)]
-    pruner.join()
     assert ctx.store.version_count(gen.id, dims) == 1
     assert ctx.store.count(gen.id, dims) == 0
+
+
+# final deletion: data files, key index and full-text segments ------------------------------
 
 
 def _indexed_notes_and(ctx: Context, gen: Bank, text: str) -> tuple[list[Entry], Entry]:
@@ -216,39 +346,61 @@ def _indexed_notes_and(ctx: Context, gen: Bank, text: str) -> tuple[list[Entry],
     return notes, other
 
 
-def test_a_prune_rebuilds_its_indices_without_deleted_words(
+def _held(tmp_path: Path, marker: str, key: str) -> dict[str, bool]:
+    """Where the table's files hold `marker` (data) and `key` (the BTree)."""
+    table_dir = _table_dir(tmp_path)
+    return {
+        "bytes": bool(_files_containing(tmp_path / "db", marker.encode())),
+        "data": any(marker in str(v) for v in data_values(table_dir, "search_text")),
+        "btree": key in btree_keys(table_dir),
+    }
+
+
+def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
     dims = get_mode(gen.mode).dims
     kept, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
+    address = _row_address(ctx, gen, doomed)
+    # positive controls: the files hold the row before the delete
+    assert _held(tmp_path, "zzrebuildmarker", "x") == {"bytes": True, "data": True, "btree": True}
+    assert address in _fts_docs(tmp_path)
+    vocabulary = vocabulary_size(_table_dir(tmp_path), _live_fts(ctx, gen))
+
     entries.delete_ids(ctx, gen, [doomed.id])
+
+    assert _held(tmp_path, "zzrebuildmarker", "x") == {
+        "bytes": False,
+        "data": False,
+        "btree": False,
+    }
+    live = {_row_address(ctx, gen, e) for e in kept}
+    assert _fts_docs(tmp_path) == live  # no document of the deleted row
+    # its two words (in no other row) left the vocabulary; every token left has a document
+    assert vocabulary_size(_table_dir(tmp_path), _live_fts(ctx, gen)) == vocabulary - 2
+    assert all(n > 0 for s in fts_segments(_table_dir(tmp_path)) for n in s.postings)
     table = ctx.store.entries_table(gen.id, dims, create=False)
-    assert not store_indices.remap_pending(table)
     assert {i.name: i.index_type for i in table.list_indices()} == {
         "key_idx": "BTree",
         "text_idx": "FTS",
     }
     assert table.index_stats("text_idx").num_indexed_rows == 5
-    assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []
+    assert ctx.store.version_count(gen.id, dims) == 1
     assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
     hits = search.search(ctx, gen, SearchQuery(text="apple note 3", key="k"))
     assert {h.entry.id for h in hits} == {e.id for e in kept}
 
 
-def _segment_ids(table: Any, name: str) -> dict[str, frozenset[int]]:
-    return {
-        index["uuid"]: frozenset(index["fragment_ids"])
-        for index in table.to_lance().list_indices()
-        if index["name"] == name
-    }
+def _filled_segments(table: Any) -> dict[str, frozenset[int]]:
+    segments = maintenance.segments_of(table.to_lance())
+    return {s.uuid: frozenset(s.fragment_ids) for s in segments if s.fragment_ids}
 
 
-def test_a_prune_rebuilds_only_the_segments_of_the_fragments_it_touched(
-    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_prune_remaps_only_the_segments_of_the_fragments_it_touched(
+    ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(lance_store, "FRAGMENT_ROWS", 4)  # each write keeps its fragment
-    monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 8)  # two writes per segment
-    monkeypatch.setattr(store_segments, "SMALL_SEGMENT_ROWS", 1)
+    # each write indexed as its own segment and kept as its own fragment
+    ctx = _tuned(ctx, reindex_every=1, index_segments=100)
     dims = get_mode(gen.mode).dims
     written = [
         entries.write(
@@ -256,26 +408,17 @@ def test_a_prune_rebuilds_only_the_segments_of_the_fragments_it_touched(
         )
         for w in range(4)
     ]
-    ctx.store.maintain(gen.id, dims)
     table = ctx.store.entries_table(gen.id, dims, create=False)
-    before = {name: _segment_ids(table, name) for name in ("key_idx", "text_idx")}
-    assert [sorted(map(len, ids.values())) for ids in before.values()] == [[2, 2], [2, 2]]
-    params = table.to_lance().stats.index_stats("text_idx")["segments"][0]["params"]
+    before = _filled_segments(table)
     doomed = written[1][2]
+    assert doomed.id in {e.id for e in written[1]}
+    assert "k1" in btree_keys(_table_dir(tmp_path))
     entries.delete_ids(ctx, gen, [doomed.id])
 
-    table = ctx.store.entries_table(gen.id, dims, create=False)
-    for name in ("key_idx", "text_idx"):
-        after = _segment_ids(table, name)
-        touched = [u for u, frags in before[name].items() if u not in after]
-        assert len(touched) == 1  # the segment of writes 0 and 1; that of 2 and 3 stays
-        assert set(before[name].items()) - set(after.items()) == {
-            (touched[0], before[name][touched[0]])
-        }
-    assert not store_indices.remap_pending(table)
+    after = _filled_segments(table)
+    assert len(set(before.items()) - set(after.items())) == 1  # write 1's segment only
+    assert len(set(after.items()) - set(before.items())) == 1  # remapped onto its new fragment
     assert table.index_stats("text_idx").num_unindexed_rows == 0
-    stats = table.to_lance().stats.index_stats("text_idx")
-    assert all(segment["params"] == params for segment in stats["segments"])
     assert _files_containing(tmp_path / "db", b"zzseg1x2") == []
     assert search.search(ctx, gen, SearchQuery(text="zzseg1x2", method="fts")) == []
     for w, batch in enumerate(written):
@@ -285,8 +428,44 @@ def test_a_prune_rebuilds_only_the_segments_of_the_fragments_it_touched(
             ctx, gen, SearchQuery(text=f"plum{w}", key=f"k{w}", method="fts", k=10)
         )
         assert {h.entry.id for h in hits} == live
-        hits = search.search(ctx, gen, SearchQuery(text=f"zzseg{w}x3", method="fts"))
-        assert [h.entry.content for h in hits] == [f"plum{w} zzseg{w}x3"]
+
+
+def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
+    ctx: Context, gen: Bank, tmp_path: Path
+) -> None:
+    """LanceDB keeps a segment over a fragment whose rows were all deleted when the segment
+    covers another fragment too (rows masked, still in its files): the prune rewrites it."""
+    ctx = _tuned(ctx, reindex_every=10_000, loose_fragments=10_000)  # writes stay unindexed
+    dims = get_mode(gen.mode).dims
+    first = entries.write(
+        ctx, gen, [EntryIn(key="zzdropkey", content=f"zzdropword {i}") for i in range(3)]
+    )
+    second = entries.write(
+        ctx, gen, [EntryIn(key="kept", content=f"kept word {i}") for i in range(3)]
+    )
+    later = entries.write(ctx, gen, [EntryIn(key="later", content="later word")])
+    table = ctx.store.entries_table(gen.id, dims, create=False)
+    assert table is not None
+    # another process indexes the first two writes as one segment
+    table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
+    table.checkout_latest()
+    assert "zzdropkey" in btree_keys(_table_dir(tmp_path))
+    doomed = {_row_address(ctx, gen, e) for e in first}
+    assert doomed <= _fts_docs(tmp_path)
+
+    entries.delete_ids(ctx, gen, [e.id for e in first], prune=False)
+    # no fragment has a deletion file (the whole fragment went), yet a prune is due
+    assert all(f.deletion_file() is None for f in table.to_lance().get_fragments())
+    assert ctx.store.has_deleted_rows(gen.id, dims)
+    ctx.store.prune(gen.id, dims)
+
+    assert not ctx.store.has_deleted_rows(gen.id, dims)
+    assert "zzdropkey" not in btree_keys(_table_dir(tmp_path))
+    assert not doomed & _fts_docs(tmp_path)
+    assert _files_containing(tmp_path / "db", b"zzdropword") == []
+    assert {e.id for e in entries.load(ctx, gen, "kept")} == {e.id for e in second}
+    hits = search.search(ctx, gen, SearchQuery(text="word", method="fts", k=10))
+    assert {h.entry.id for h in hits} == {e.id for e in second + later}
 
 
 def test_an_emptied_table_keeps_its_indices_for_the_next_write(
@@ -295,10 +474,12 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     dims = get_mode(gen.mode).dims
     gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
     ctx.store.maintain(gen.id, dims)
+    assert _files_containing(tmp_path / "db", b"zzemptied")
     entries.delete_ids(ctx, gen, [e.id for e in gone])
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
     assert _files_containing(tmp_path / "db", b"zzemptied") == []
+    assert _fts_docs(tmp_path) == set()
     new = entries.write(ctx, gen, [EntryIn(key="k", content="fresh quince")])
     ctx.store.maintain(gen.id, dims)
     assert table.index_stats("text_idx").num_indexed_rows == 1
@@ -306,100 +487,49 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     assert [h.entry.id for h in hits] == [new[0].id]
 
 
-def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
-    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
+    ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
+    """Another process's rewrite copied a row, then lost its commit to a delete of that row:
+    Lance leaves the copy "for GC" (7 days); the next prune removes it."""
     dims = get_mode(gen.mode).dims
-    _, doomed = _indexed_notes_and(ctx, gen, "zzswapmarker quince")
-    entries.delete_ids(ctx, gen, [doomed.id], prune=False)
-    folder = next((tmp_path / "db").glob("entries_*.lance")) / "_indices"
-    before = {p.name for p in folder.iterdir()}
-
-    def refused(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("commit refused")
-
-    monkeypatch.setattr(lance.LanceDataset, "commit", refused)
-    with pytest.raises(StorageError, match="commit refused"):
-        ctx.store.prune(gen.id, dims)
-    added = {p.name for p in folder.iterdir()} - before
-    assert [p for name in added for p in (folder / name).rglob("*") if p.is_file()] == []
-    monkeypatch.undo()
-    ctx.store.prune(gen.id, dims)
-    assert _files_containing(tmp_path / "db", b"zzswapmarker") == []
-    assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
-
-
-def test_a_prune_keeps_the_remap_record_another_process_rewrote_into(
-    ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
-    monkeypatch.setattr(lance_store, "FRAGMENT_ROWS", 4)  # each write keeps its fragment
-    monkeypatch.setattr(store_segments, "SEGMENT_ROWS", 4)  # one segment per write
-    dims = get_mode(gen.mode).dims
-    written = [
-        entries.write(ctx, gen, [EntryIn(key=f"k{w}", content=f"fig{w} n{i}") for i in range(4)])
-        for w in range(3)
-    ]
-    ctx.store.maintain(gen.id, dims)
-    gone = [written[0][1].id, written[2][1].id]
-    entries.delete_ids(ctx, gen, gone, prune=False)
-    table = ctx.store.entries_table(gen.id, dims, create=False)
-    build = store_segments._build
-    others: list[int] = []
-
-    def racing_build(dataset: Any, spec: Any, fragments: list[int]) -> Any:
-        if not others:  # another process rewrites write 2's fragment while this one rebuilds
-            others.append(1)
-            options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
-            rewrite.compact(lance.dataset(dataset.uri), {**options, "defer_index_remap": True})
-        return build(dataset, spec, fragments)
-
-    monkeypatch.setattr(store_segments, "_build", racing_build)
-    # this process's prune: its own rewrite (write 0's fragment) first, so the other's comes
-    # after it listed the indices
-    first = ctx.store._rewrite
-    monkeypatch.setattr(
-        ctx.store,
-        "_rewrite",
-        lambda t, options: first(t, {**options, "max_source_fragments": 1}),
+    first, secret = entries.write(
+        ctx, gen, [EntryIn(key="k", content="first to go"), EntryIn(key="k", content="zzracedcopy")]
     )
+    entries.delete_ids(ctx, gen, [first.id], prune=False)
+    dataset = lance.dataset(str(_table_dir(tmp_path)))
+    options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
+    plan = Compaction.plan(dataset, options)
+    rewrites = [task.execute(dataset) for task in plan.tasks]  # the copy holds the secret
+    entries.delete_ids(ctx, gen, [secret.id], prune=False)  # committed first
+    with pytest.raises(OSError) as lost:
+        Compaction.commit(dataset, rewrites, options)
+    assert race_of(lost.value) == "conflict"
     ctx.store.prune(gen.id, dims)
-    monkeypatch.undo()
-
-    assert store_indices.remap_pending(table)  # the other process's mapping is still needed
-    for w, batch in enumerate(written):  # loads go through the key index
-        assert {e.id for e in entries.load(ctx, gen, f"k{w}")} == {e.id for e in batch} - set(gone)
-    ctx.store.prune(gen.id, dims)  # the next prune finishes it
-    assert not store_indices.remap_pending(table)
-    for w, batch in enumerate(written):
-        assert {e.id for e in entries.load(ctx, gen, f"k{w}")} == {e.id for e in batch} - set(gone)
+    assert _files_containing(tmp_path / "db", b"zzracedcopy") == []
+    assert entries.read(ctx, gen) == []
 
 
-def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
+def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
     dims = get_mode(gen.mode).dims
-    _, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
+    _, doomed = _indexed_notes_and(ctx, gen, "zzcutmarker quince")
 
-    def crash(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("killed during the index rebuild")
+    def killed(*args: object, **kwargs: object) -> None:
+        raise OSError("No space left on device")
 
-    rebuild = store_segments.rebuild
-    monkeypatch.setattr(store_segments, "rebuild", crash)
-    with pytest.raises(StorageError, match="killed during the index rebuild"):
+    monkeypatch.setattr(maintenance, "drop_old_versions", killed)
+    with pytest.raises(StorageError, match="No space left"):
         entries.delete_ids(ctx, gen, [doomed.id])
-    table = ctx.store.entries_table(gen.id, dims, create=False)
-    assert store_indices.remap_pending(table)
-    # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
-    assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
-    assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
-    monkeypatch.setattr(store_segments, "rebuild", rebuild)
+    assert not ctx.store.has_deleted_rows(gen.id, dims)  # the rewrite committed
+    assert ctx.store.old_version_count(gen.id, dims) > 0
+    assert _files_containing(tmp_path / "db", b"zzcutmarker")  # the old versions hold it
+    assert search.search(ctx, gen, SearchQuery(text="zzcutmarker", method="fts")) == []
+    monkeypatch.undo()
     ctx.store.prune(gen.id, dims)
-    assert not store_indices.remap_pending(table)
     assert ctx.store.version_count(gen.id, dims) == 1
-    assert _files_containing(tmp_path / "db", b"zzrebuildmarker") == []
+    assert _files_containing(tmp_path / "db", b"zzcutmarker") == []
     assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
 
 

@@ -2,19 +2,18 @@
 
 The URI is a local folder by default and object storage (s3://, gs://) by config; not
 memory://, whose tables `to_lance()` (pylance, a separate in-memory store) cannot open.
-Deletions are final: `prune` rewrites fragments holding deleted rows, rebuilds the index
-segments that covered them (`segments.rebuild`) and drops old table versions, so deleted
-text and vectors do not survive in the files; a rewrite whose commit loses a race with
-another process deletes the files it wrote (`rewrite.compact`, `segments.discard`).
+Deletions are final: a delete commit, then `prune` rewrites the fragments holding deleted
+rows (LanceDB remaps the bounded index segments over them) and drops every old version
+(`maintenance`). Reads and commits that lose a race with another process are rerun from the
+latest version by one retry policy (`races`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -22,12 +21,13 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lance.optimize import CompactionOptions
 
 from memory.errors import StorageError
-from memory.locks import pruning, reading
+from memory.locks import pruning, reading, writing
 from memory.models import Bank
-from memory.store import filters, indices, rewrite, segments
+from memory.store import audit, filters, indices, maintenance, queries
+from memory.store.maintenance import StoreTuning
+from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.schema import (
     BANKS_SCHEMA,
     ENTRY_COLUMNS,
@@ -36,41 +36,8 @@ from memory.store.schema import (
 )
 
 REGISTRY = "banks"
-FRAGMENT_ROWS = 65_536
-"""Compaction target: small fragments merge up to this many rows and bigger ones are left
-alone, so a compaction rewrites at most about this many rows whatever the table's size."""
-KEEP_VERSIONS = timedelta(days=7)
-"""Maintenance drops table versions older than this (prune drops them all at once)."""
-
-
-RACE_RETRIES = 5
-"""Attempts of a commit or read that lost a race with a prune in another process."""
 
 T = TypeVar("T")
-
-
-def _lost_race(exc: BaseException) -> bool:
-    """Return True for errors of reading a version file another process just pruned."""
-    return "not found" in str(exc).lower()
-
-
-def _on_latest(table: Any, action: Callable[[Any], T]) -> T:
-    """Run a short read or commit; if another process pruned the files under it, reload and
-    rerun.
-
-    A prune removes the files of every version but the latest, so a read that started on
-    an older version can find its data files gone, and a commit checking for conflicts can
-    find an older version's transaction file gone (nothing was committed then); the latest
-    version holds all live rows.
-    """
-    for attempt in range(RACE_RETRIES):
-        try:
-            return action(table)
-        except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
-            if not _lost_race(exc) or attempt == RACE_RETRIES - 1:
-                raise
-            table.checkout_latest()
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def entries_table_name(bank_id: str) -> str:
@@ -79,13 +46,41 @@ def entries_table_name(bank_id: str) -> str:
 
 
 class LanceStore:
-    """The bank registry and the per-bank entries tables in one LanceDB database."""
+    """The bank registry and the per-bank entries tables in one LanceDB database.
 
-    def __init__(self, uri: str, *, storage_options: dict[str, str] | None = None) -> None:
+    Args:
+        uri: a local folder or an object-storage URI (s3://, gs://).
+        storage_options: passed to LanceDB (credentials come from the environment otherwise).
+        tuning: segment sizes, reindex interval, retry policy (the defaults suit real use).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        storage_options: dict[str, str] | None = None,
+        tuning: StoreTuning | None = None,
+    ) -> None:
         self.uri = uri
+        self.tuning = tuning or StoreTuning()
         self._storage_options = storage_options
         self._connection: Any = None
         self._tables: dict[str, Any] = {}
+        local = "://" not in uri or uri.startswith("file://")
+        unverified = self.tuning.delete_unverified
+        self._delete_unverified = local if unverified is None else unverified
+
+    def _on_latest(self, table: Any, action: Callable[[Any], T]) -> T:
+        """Run a short read or commit; if another process pruned the files under it, reload
+        and rerun (the latest version holds every live row)."""
+        return self.tuning.retry.run(
+            lambda: action(table), reset=table.checkout_latest, races=("gone",)
+        )
+
+    def _writing(self, table: Any) -> AbstractContextManager[None]:
+        """Hold `table` shared while a write's files are written and committed, so a version
+        cleanup that deletes unreferenced files (`delete_unverified`) never takes them."""
+        return writing(self.uri, table.name)
 
     @property
     def _db(self) -> Any:
@@ -137,13 +132,14 @@ class LanceStore:
     def put_bank_raw(self, row: dict[str, str]) -> None:
         """Insert or replace a registry row as is (migrations and legacy fixtures)."""
         data = pa.Table.from_pylist([row], schema=BANKS_SCHEMA)
-        (
-            self._registry()
-            .merge_insert("id")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(data)
-        )
+        table = self._registry()
+        with self._writing(table):
+            (
+                table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
 
     def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
         """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
@@ -151,7 +147,7 @@ class LanceStore:
         registry = self._registry(create=False)
         if registry is None:
             return []
-        table = _on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
+        table = self._on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
@@ -159,15 +155,16 @@ class LanceStore:
         registry = self._registry(create=False)
         if registry is None:
             return []
-        table = _on_latest(registry, lambda t: t.to_lance().to_table(columns=["body"]))
+        table = self._on_latest(registry, lambda t: t.to_lance().to_table(columns=["body"]))
         return [json.loads(body) for body in table.column("body").to_pylist()]
 
     def delete_bank_record(self, account: str, bank_id: str) -> None:
         """Remove a bank from the registry and prune the registry's old versions."""
         table = self._registry()
-        table.delete(
-            filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
-        )
+        where = filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
+        assert where is not None
+        with self._writing(table):
+            self.tuning.retry.run(lambda: table.delete(where), reset=table.checkout_latest)
         self._prune_table(table)
 
     # entries tables -------------------------------------------------------------------
@@ -198,13 +195,8 @@ class LanceStore:
 
     def _create_entries_table(self, name: str, dims: int) -> Any:
         table = self._db.create_table(name, schema=entries_schema(dims), exist_ok=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            existing = {idx.name for idx in table.list_indices()}
-            if indices.KEY_INDEX not in existing:
-                indices.create_key_index(table)
-            if indices.FTS_INDEX not in existing:
-                indices.create_fts_index(table)
+        with self._writing(table):
+            indices.ensure(table)
         return table
 
     def vector_dims(self, bank_id: str) -> int | None:
@@ -230,55 +222,43 @@ class LanceStore:
     def add_rows(self, bank_id: str, dims: int, rows: pa.Table) -> None:
         """Append chunk rows (every column but `search_text`) to a bank's entries table.
 
-        The store derives `search_text` (see `schema.index_text`), and now and then folds
-        new rows into the indices and compacts small fragments (`maintain`).
+        The store derives `search_text` (see `schema.index_text`), appends at most
+        `tuning.segment_rows` rows at a time, and folds new rows into the indices once enough
+        piled up (`maintenance.index_new_rows`), so index segments stay bounded.
         """
         table = self.entries_table(bank_id, dims)
         assert table is not None
         data = with_search_text(rows, entries_schema(dims))
-        _on_latest(table, lambda t: t.add(data))
-        if _on_latest(table, indices.needs_maintenance):
+        step = self.tuning.segment_rows
+        for start in range(0, max(data.num_rows, 1), step):
+            self._append(table, data.slice(start, step))
+
+    def _append(self, table: Any, part: pa.Table) -> None:
+        with self._writing(table):
+            self._on_latest(table, lambda t: t.add(part))
+        if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
             self._maintain(table)
 
     def maintain(self, bank_id: str, dims: int) -> None:
-        """Fold unindexed rows into the indices, merge index segments and compact fragments."""
+        """Fold unindexed rows into the indices, merge small index segments, compact fragments
+        and drop versions older than `tuning.keep_versions`."""
         table = self.entries_table(bank_id, dims, create=False)
         if table is not None:
             self._maintain(table, merge=True)
 
-    def _maintain(self, table: Any, *, merge: bool | None = None) -> None:
+    def _maintain(self, table: Any, *, merge: bool = False) -> None:
         try:
-            dataset = table.to_lance()
-            if merge is None:
-                merge = segments.small_segments(dataset) >= indices.INDEX_SEGMENTS
-            # segments for the unindexed fragments (and those a concurrent delete emptied);
-            # when merging, the small segments (recent writes) are grouped too, because LanceDB
-            # merges fragments only under one segment
-            before = None if indices.remap_pending(table) else segments.snapshot(dataset)
-            segments.rebuild(dataset, before, merge_small=merge)
-            if merge:  # compact, then rebuild the segments of the rewritten fragments
-                self._rewrite(table, {"target_rows_per_fragment": FRAGMENT_ROWS})
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    table.to_lance().cleanup_old_versions(older_than=KEEP_VERSIONS)
-        except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
+            with self._writing(table):
+                table.checkout_latest()
+                maintenance.index_new_rows(table, self.tuning, merge=merge)
+            if merge:
+                keep = self.tuning.keep_versions
+                maintenance.drop_old_versions(table.to_lance(), keep, delete_unverified=False)
+        except STORAGE_ERRORS as exc:
             # Another writer committed (or pruned) meanwhile: the rows are safe, and the next
             # write sees the same backlog and maintains again.
-            if "conflict" not in str(exc).lower() and not _lost_race(exc):
+            if race_of(exc) is None:
                 raise StorageError(f"table maintenance failed: {exc}") from exc
-        table.checkout_latest()
-
-    def _rewrite(self, table: Any, options: CompactionOptions) -> None:
-        """Compact fragments with `options`, then rebuild the index segments that covered
-        rewritten or deleted fragments (all of them after an interrupted rewrite). Big
-        tables defer LanceDB's remap (`indices.DEFER_REMAP_ROWS`)."""
-        table.checkout_latest()
-        dataset = table.to_lance()
-        before = None if indices.remap_pending(table) else segments.snapshot(dataset)
-        defer = table.count_rows() >= indices.DEFER_REMAP_ROWS
-        rewrite.compact(dataset, {**options, "defer_index_remap": defer})
-        table.checkout_latest()
-        segments.rebuild(table.to_lance(), before)
         table.checkout_latest()
 
     def delete_where(self, bank_id: str, dims: int, predicate: str, *, prune: bool = True) -> None:
@@ -286,7 +266,11 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return
-        _on_latest(table, lambda t: t.delete(predicate))
+        try:
+            with self._writing(table):
+                self.tuning.retry.run(lambda: table.delete(predicate), reset=table.checkout_latest)
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"deleting rows failed: {exc}") from exc
         if prune:
             self._prune_table(table)
 
@@ -297,25 +281,26 @@ class LanceStore:
             self._prune_table(table)
 
     def _prune_table(self, table: Any) -> None:
-        for attempt in range(RACE_RETRIES):
-            try:
-                options: CompactionOptions = {
-                    "materialize_deletions": True,
-                    "materialize_deletions_threshold": 0.0,
-                    # the default target (1M rows) would merge untouched neighbours too
-                    "target_rows_per_fragment": FRAGMENT_ROWS,
-                }
-                self._rewrite(table, options)
-                # streaming readers (exports) hold `reading`: wait until they are done
-                with pruning(self.uri, table.name), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    table.to_lance().cleanup_old_versions(older_than=timedelta(0))
-                return
-            except (OSError, RuntimeError, ValueError) as exc:  # ArrowInvalid is a ValueError
-                # Concurrent writers or prunes: start again from the latest version.
-                retry = "conflict" in str(exc).lower() or _lost_race(exc)
-                if not retry or attempt == RACE_RETRIES - 1:
-                    raise StorageError(f"pruning old versions failed: {exc}") from exc
+        def attempt() -> None:
+            table.checkout_latest()
+            with self._writing(table):
+                maintenance.finish_deletion(table, self.tuning)
+            table.checkout_latest()
+            # streaming readers (exports) and writes in flight hold the table shared: wait
+            with pruning(self.uri, table.name):
+                maintenance.drop_old_versions(
+                    table.to_lance(), timedelta(0), delete_unverified=self._delete_unverified
+                )
+            table.checkout_latest()
+
+        try:
+            self.tuning.retry.run(attempt, reset=table.checkout_latest)
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"pruning old versions failed: {exc}") from exc
+
+    def old_version_count(self, bank_id: str, dims: int) -> int:
+        """Return how many versions besides the latest the bank's table keeps (0 when final)."""
+        return max(self.version_count(bank_id, dims) - 1, 0)
 
     def version_count(self, bank_id: str, dims: int) -> int:
         """Return how many versions of the bank's table are kept (tests of pruning)."""
@@ -334,7 +319,7 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
-        result: pa.Table = _on_latest(
+        result: pa.Table = self._on_latest(
             table, lambda t: t.to_lance().to_table(columns=list(columns), filter=where)
         )
         return result
@@ -368,17 +353,17 @@ class LanceStore:
             )
 
     def has_deleted_rows(self, bank_id: str, dims: int) -> bool:
-        """Return True when deleted rows still sit in the table's files (a prune is due)."""
+        """Return True when deleted rows still sit in the table's data or index files (a prune
+        is due); old versions are counted apart (`old_version_count`)."""
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return False
-        fragments = _on_latest(table, lambda t: t.to_lance().get_fragments())
-        return any(fragment.deletion_file() is not None for fragment in fragments)
+        return bool(self._on_latest(table, lambda t: maintenance.holds_deleted(t.to_lance())))
 
     def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
         table = self.entries_table(bank_id, dims, create=False)
-        return 0 if table is None else int(_on_latest(table, lambda t: t.count_rows(where)))
+        return 0 if table is None else int(self._on_latest(table, lambda t: t.count_rows(where)))
 
     def search(
         self,
@@ -399,66 +384,28 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return entries_schema(dims).empty_table().select(list(columns))
-        result = _on_latest(
-            table, lambda t: self._query(t, method, vector, text, where, limit, columns)
+        result = self._on_latest(
+            table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
         )
-        return _with_score(result)
+        return queries.with_score(result)
 
-    @staticmethod
-    def _query(
-        table: Any,
-        method: str,
-        vector: np.ndarray[Any, Any] | None,
-        text: str | None,
-        where: str | None,
-        limit: int,
-        columns: Sequence[str],
-    ) -> pa.Table:
-        wanted = list(columns)
-        if method == "vector":
-            query = table.search(vector, query_type="vector").distance_type("cosine")
-            wanted.append("_distance")
-        elif method == "fts":
-            query = table.search(text, query_type="fts", fts_columns=indices.FTS_COLUMN)
-            wanted.append("_score")
-        else:
-            raise ValueError(f"unknown search method {method!r}: use vector or fts")
-        if where:
-            query = query.where(where, prefilter=True)
-        result: pa.Table = query.select(wanted).limit(limit).to_arrow()
-        return result
-
-    # deletions whose prune is due (memory.purge finishes them) ---------------------------
+    # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
     def mark_deletion(self, bank_id: str, dims: int, *, pending: bool) -> None:
         """Set (before a delete commit) or clear the table's "prune due" mark, one small commit.
 
-        The mark lives in the table's config (its manifest), so a process killed between a
-        delete and its prune leaves it behind for `deletion_marked` to see.
+        Raises:
+            StorageError: the commit failed (e.g. a full disk): nothing was deleted.
         """
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return
-
-        def commit(t: Any) -> None:
-            t.checkout_latest()
-            dataset = t.to_lance()
-            if pending:
-                dataset.update_config({PRUNE_DUE: "1"})
-            elif PRUNE_DUE in dataset.config():
-                dataset.delete_config_keys([PRUNE_DUE])
-
-        for attempt in range(RACE_RETRIES):
-            try:
-                _on_latest(table, commit)
-                break
-            except (OSError, RuntimeError, ValueError) as exc:  # e.g. a full disk
-                # two config commits at once (object storage: locks are per process) conflict
-                text = str(exc).lower()
-                if "incompatible" not in text and "conflict" not in text:
-                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
-                if attempt == RACE_RETRIES - 1:
-                    raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+        try:
+            self.tuning.retry.run(
+                lambda: audit.mark(table.to_lance(), pending=pending), reset=table.checkout_latest
+            )
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
         table.checkout_latest()
 
     def deletion_marked(self, bank_id: str, dims: int) -> bool:
@@ -467,54 +414,16 @@ class LanceStore:
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
             return False
-        dataset = _on_latest(table, lambda t: t.to_lance())
-        if PRUNE_DUE in dataset.config():
-            return True
-        return any(fragment.deletion_file() is not None for fragment in dataset.get_fragments())
+        return bool(self._on_latest(table, lambda t: audit.marked(t.to_lance())))
 
-    def deletion_audit(self, bank_id: str, dims: int) -> DeletionAudit:
-        """Return what deleted data the table's files still hold, from every kept manifest.
-
-        An old version holds deleted data when it has deletion files of its own or when the
-        live row count drops between it and the latest version (entries tables are changed by
-        appends and deletes only: compaction and index commits keep every live row).
-        """
+    def deletion_audit(self, bank_id: str, dims: int) -> audit.DeletionAudit:
+        """Return what deleted data the table's files still hold, from every kept manifest."""
         table = self.entries_table(bank_id, dims, create=False)
         if table is None:
-            return DeletionAudit(deleted_rows=0, stale_versions=0, old_versions=0, marked=False)
-        dataset = _on_latest(table, lambda t: t.to_lance())
-        versions = sorted(
-            _on_latest(table, lambda t: t.to_lance().versions()), key=lambda v: v["version"]
-        )
-        rows = [_meta(v, "total_rows") for v in versions]
-        stale, dropped = 0, False
-        for index in range(len(versions) - 2, -1, -1):
-            later, here = rows[index + 1], rows[index]
-            dropped = dropped or later is None or here is None or later < here
-            if dropped or _meta(versions[index], "total_deletion_file_rows") != 0:
-                stale += 1
-        deleted = _meta(versions[-1], "total_deletion_file_rows") if versions else 0
-        if deleted is None:  # not recorded: at least one row per fragment with deletions
-            deleted = sum(f.deletion_file() is not None for f in dataset.get_fragments())
-        return DeletionAudit(
-            deleted_rows=deleted,
-            stale_versions=stale,
-            old_versions=max(len(versions) - 1, 0),
-            marked=PRUNE_DUE in dataset.config(),
-        )
-
-
-def _with_score(result: pa.Table) -> pa.Table:
-    names = result.column_names
-    if "_distance" in names:
-        distance = np.asarray(result.column("_distance").to_numpy(zero_copy_only=False))
-        score = pa.array(1.0 - distance / 2.0, pa.float32())
-    elif "_score" in names:
-        return result
-    else:
-        score = pa.array(np.zeros(result.num_rows, np.float32))
-    drop = [n for n in ("_distance", "_score") if n in names]
-    return result.drop_columns(drop).append_column("_score", score)
+            return audit.DeletionAudit(
+                deleted_rows=0, stale_versions=0, old_versions=0, marked=False
+            )
+        return self._on_latest(table, lambda t: audit.audit(t.to_lance()))
 
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -527,32 +436,3 @@ def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
     rows = rows.append_column(indices.FTS_COLUMN, joined)
     return rows.select(schema.names).cast(schema)
-
-
-PRUNE_DUE = "membank.prune_due"
-"""Config key of an entries table whose last deletion may not be pruned yet."""
-
-
-@dataclass(frozen=True)
-class DeletionAudit:
-    """What deleted data a bank's table still holds (`LanceStore.deletion_audit`)."""
-
-    deleted_rows: int
-    """Rows deleted but still in the latest version's data files (deletion files)."""
-    stale_versions: int
-    """Kept older versions that hold a row the latest version no longer has."""
-    old_versions: int
-    """Kept older versions, clean ones included (writes keep them for a while)."""
-    marked: bool
-    """A deletion marked its prune as due and no finishing pass has cleared the mark yet."""
-
-    @property
-    def final(self) -> bool:
-        """True when no deleted row can be read back from the table's files."""
-        return self.deleted_rows == 0 and self.stale_versions == 0
-
-
-def _meta(version: dict[str, Any], name: str) -> int | None:
-    """Return a count from a version's manifest summary (None when Lance did not record it)."""
-    value = version.get("metadata", {}).get(name)
-    return None if value is None else int(value)

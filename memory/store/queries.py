@@ -1,0 +1,54 @@
+"""Vector and full-text queries on an entries table, with one relevance column `_score`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from memory.store.indices import FTS_COLUMN
+
+
+def run(
+    table: Any,
+    method: str,
+    vector: np.ndarray[Any, Any] | None,
+    text: str | None,
+    where: str | None,
+    limit: int,
+    columns: Sequence[str],
+) -> pa.Table:
+    """Return up to `limit` rows of `columns` ranked by cosine distance or BM25, prefiltered.
+
+    Raises:
+        ValueError: `method` is neither `vector` nor `fts`.
+    """
+    wanted = list(columns)
+    if method == "vector":
+        query = table.search(vector, query_type="vector").distance_type("cosine")
+        wanted.append("_distance")
+    elif method == "fts":
+        query = table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
+        wanted.append("_score")
+    else:
+        raise ValueError(f"unknown search method {method!r}: use vector or fts")
+    if where:
+        query = query.where(where, prefilter=True)
+    result: pa.Table = query.select(wanted).limit(limit).to_arrow()
+    return result
+
+
+def with_score(result: pa.Table) -> pa.Table:
+    """Return `result` with `_score` (higher is better) in place of `_distance`."""
+    names = result.column_names
+    if "_distance" in names:
+        distance = np.asarray(result.column("_distance").to_numpy(zero_copy_only=False))
+        score = pa.array(1.0 - distance / 2.0, pa.float32())
+    elif "_score" in names:
+        return result
+    else:
+        score = pa.array(np.zeros(result.num_rows, np.float32))
+    drop = [n for n in ("_distance", "_score") if n in names]
+    return result.drop_columns(drop).append_column("_score", score)
