@@ -70,7 +70,7 @@ if sys.argv[3] == "parquet":
     for _ in range(3):
         started = time.perf_counter()
         for _batch in ctx.store.scan_batches(
-            bank.id, get_mode(bank.mode).dims, columns=[*SCAN_COLUMNS, "chunk_index"],
+            bank.id, columns=[*SCAN_COLUMNS, "chunk_index"],
             batch_size=SCAN_BATCH, batch_bytes=SCAN_BYTES,
         ):
             pass

@@ -36,7 +36,6 @@ from lance_files import btree_keys, data_values, fts_segments
 from retention import NOW, SPAN, build, context
 
 from memory import entries, retention
-from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank
 from memory.store.lance import entries_table_name
@@ -44,7 +43,7 @@ from memory.store.lance import entries_table_name
 
 def _live(ctx: Context, bank: Bank) -> dict[str, Any]:
     """Return the live rows' texts, keys and row addresses, read through the engine."""
-    table = ctx.store.entries_table(bank.id, get_mode(bank.mode).dims, create=False)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     rows = table.to_lance().to_table(columns=["text", "key"], with_row_address=True)
     return {
@@ -77,10 +76,9 @@ def run(folder: Path, count: int, expired: float) -> dict[str, Any]:
     bank = build(ctx, count, days)
     print(f"built {count:,} entries in {time.perf_counter() - started:.1f} s")
     table_dir = folder / f"{entries_table_name(bank.id)}.lance"
-    dims = get_mode(bank.mode).dims
     predicate = retention.plan_retention(bank, NOW).predicate()
     assert predicate is not None
-    table = ctx.store.entries_table(bank.id, dims, create=False)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     doomed = table.to_lance().to_table(
         columns=["text", "key"], filter=predicate, with_row_address=True
@@ -109,7 +107,7 @@ def run(folder: Path, count: int, expired: float) -> dict[str, Any]:
         "BTree holds exactly the live keys": after["key"] == Counter(live["key"]),
         "FTS segments hold exactly the live rows": after["docs"] == live["address"],
         "no FTS token without a document": after["empty_postings"] == 0,
-        "one table version": ctx.store.version_count(bank.id, dims) == 1,
+        "one table version": ctx.store.version_count(bank.id) == 1,
     }
 
     # a one-entry forget on what is left
@@ -125,7 +123,7 @@ def run(folder: Path, count: int, expired: float) -> dict[str, Any]:
         "forget: no data file holds its text": text not in after["text"],
         "forget: BTree holds exactly the live keys": after["key"] == Counter(live["key"]),
         "forget: FTS segments hold exactly the live rows": after["docs"] == live["address"],
-        "forget: one table version": ctx.store.version_count(bank.id, dims) == 1,
+        "forget: one table version": ctx.store.version_count(bank.id) == 1,
     }
     for name, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {name}")

@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retention as retention_bench  # bench/retention.py
 
-from memory.config import get_mode
 from memory.store import LanceStore, indices
 
 
@@ -49,7 +48,6 @@ def run(folder: Path, rows: int) -> list[dict[str, object]]:
     base = folder / f"base-{rows}"
     ctx = retention_bench.context(str(base))
     bank = retention_bench.build(ctx, rows, 20)
-    dims = get_mode(bank.mode).dims
     results: list[dict[str, object]] = []
     for label, predicate in [("one row", "seq = 1234"), ("a third", f"seq < {rows // 3}")]:
         for name, layout in [("one segment", one_segment), ("bounded", bounded)]:
@@ -57,11 +55,11 @@ def run(folder: Path, rows: int) -> list[dict[str, object]]:
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(base, work)
             store = LanceStore(str(work))
-            table = store.entries_table(bank.id, dims, create=False)
+            table = store.entries_table(bank.id)
             layout(table)
             table.delete(predicate)
             started = time.perf_counter()
-            store.prune(bank.id, dims)
+            store.prune(bank.id)
             seconds = time.perf_counter() - started
             assert len(table.list_versions()) == 1
             print(f"{rows:>9,} rows, {label:8s} {name:11s} prune {seconds:6.2f} s", flush=True)

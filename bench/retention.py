@@ -73,8 +73,8 @@ def build(ctx: Context, entries: int, retention_days: int, seed: int = 11) -> Ba
     for start in range(0, entries, BATCH):
         count = min(BATCH, entries - start)
         created = [NOW - SPAN + step * (start + i) for i in range(count)]
-        ctx.store.add_rows(bank.id, dims, _rows(rng, start, created, vectors.slice(0, count)))
-    ctx.store.maintain(bank.id, dims)
+        ctx.store.add_rows(bank.id, _rows(rng, start, created, vectors.slice(0, count)))
+    ctx.store.maintain(bank.id)
     return bank
 
 
@@ -132,22 +132,21 @@ def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
     started = time.perf_counter()
     bank_a, bank_b = build(ctx_a, entries, days), build(ctx_b, entries, days)
     print(f"built 2 x {entries:,} entries in {time.perf_counter() - started:.1f} s")
-    dims = get_mode(bank_a.mode).dims
     predicate = retention.plan_retention(bank_b, NOW).predicate()
     assert predicate is not None
 
     started = time.perf_counter()
     result = retention.apply_retention(ctx_a, bank_a)
     membank_seconds = time.perf_counter() - started
-    table = ctx_b.store.entries_table(bank_b.id, dims, create=False)
+    table = ctx_b.store.entries_table(bank_b.id)
     hand_seconds = by_hand(table, predicate)
-    remaining = ctx_a.store.count(bank_a.id, dims)
-    assert remaining == ctx_b.store.count(bank_b.id, dims) == entries - result.deleted
-    assert ctx_a.store.count(bank_a.id, dims, predicate) == 0
-    assert ctx_a.store.version_count(bank_a.id, dims) == 1 == len(table.list_versions())
+    remaining = ctx_a.store.count(bank_a.id)
+    assert remaining == ctx_b.store.count(bank_b.id) == entries - result.deleted
+    assert ctx_a.store.count(bank_a.id, predicate) == 0
+    assert ctx_a.store.version_count(bank_a.id) == 1 == len(table.list_versions())
 
     # one-entry forgets: FORGETS different entries, alternating which side goes first
-    victims = ctx_a.store.scan(bank_a.id, dims, columns=["entry_id"]).column("entry_id")
+    victims = ctx_a.store.scan(bank_a.id, columns=["entry_id"]).column("entry_id")
     mine: list[float] = []
     hand: list[float] = []
     for n in range(FORGETS):
@@ -163,7 +162,7 @@ def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
 
         for side in (membank_forget, hand_forget) if n % 2 == 0 else (hand_forget, membank_forget):
             side()
-    assert ctx_a.store.count(bank_a.id, dims) == ctx_b.store.count(bank_b.id, dims)
+    assert ctx_a.store.count(bank_a.id) == ctx_b.store.count(bank_b.id)
     forget_seconds, forget_hand = statistics.median(mine), statistics.median(hand)
 
     ratio, forget_ratio = membank_seconds / hand_seconds, forget_seconds / forget_hand

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         ctx = Context(store=store, account="bench", embedder=provide)
         bank = banks.create(ctx, BankCreate(name="search", type="general", mode="balanced"))
         started = time.perf_counter()
-        store.add_rows(bank.id, DIMS, rows)
+        store.add_rows(bank.id, rows)
         inserted = time.perf_counter() - started
         print(
             f"built {args.entries} rows over {args.keys} keys in {built:.1f} s, "

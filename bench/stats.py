@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from synthetic_bank import NOW, build, context
 
 from memory import stats
-from memory.config import get_mode
 
 COLUMNS = ["key", "speaker", "kind", "tags", "token_count", "created_at"]
 
@@ -95,7 +94,7 @@ def main() -> None:
         bank, build_s = build(ctx, entries=args.entries, keys=args.keys)
         print(f"built {args.entries:,} entries over {args.keys:,} keys in {build_s:.1f} s")
         since = NOW - timedelta(days=30)
-        table = ctx.store.scan(bank.id, get_mode(bank.mode).dims, columns=COLUMNS)
+        table = ctx.store.scan(bank.id, columns=COLUMNS)
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
         (base_s, base), (ours_s, ours) = interleaved(

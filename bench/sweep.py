@@ -30,7 +30,6 @@ from synthetic_bank import build, context
 from memory import banks
 from memory.compaction import evaluate_bank
 from memory.compaction.scan import partition_size
-from memory.config import get_mode
 from memory.models import BankUpdate
 
 MAX_TOKENS = 1500
@@ -58,9 +57,8 @@ def run(uri: str, entries: int, keys: int, sample: int) -> dict[str, object]:
     """Return the benchmark's figures for a fresh bank at `uri`."""
     ctx = context(uri)
     bank, build_seconds = build(ctx, entries=entries, keys=keys)
-    dims = get_mode(bank.mode).dims
     started = time.perf_counter()
-    ctx.store.maintain(bank.id, dims)  # index every row, as a long-lived table would be
+    ctx.store.maintain(bank.id)  # index every row, as a long-lived table would be
     index_seconds = time.perf_counter() - started
     bank = banks.update(ctx, bank.id, BankUpdate(max_tokens=MAX_TOKENS, max_turns=MAX_TURNS))
     print(f"built {entries:,} entries in {build_seconds:.1f} s, indexed in {index_seconds:.1f} s")

@@ -56,7 +56,7 @@ def build(
     block = rng.standard_normal((batch, dims), dtype=np.float32)
     block /= np.linalg.norm(block, axis=1, keepdims=True)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
-    table = ctx.store.entries_table(bank.id, dims)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     for start in range(0, entries, batch):
         count = min(batch, entries - start)

@@ -187,7 +187,7 @@ def create(
         request, account=ctx.account, now=ctx.clock.now(), api_version=api_version
     )
     claim_name(ctx, bank)
-    ctx.store.entries_table(bank.id, get_mode(bank.mode).dims)
+    ctx.store.create_entries_table(bank.id, get_mode(bank.mode).dims)
     return bank
 
 
@@ -239,17 +239,14 @@ def mode_of(bank: Bank) -> Mode:
 
 
 def vector_dims(ctx: Context, bank: Bank) -> int:
-    """Return the width of the bank's vectors: its mode's dims or, when the mode is not
-    defined here, the width its entries table was made with (reads need no embedder).
+    """Return the width of the bank's vectors: the store's, from its entries table, or the
+    mode's for a bank with no table yet (an export's schema needs one even when empty).
 
     Raises:
-        InvalidInput: the mode is not defined here and the bank has no entries table.
+        InvalidInput: the bank has no entries table and its mode is not defined here.
     """
-    found = modes().get(bank.mode)
-    if found is not None:
-        return found.dims
     dims = ctx.store.vector_dims(bank.id)
-    return mode_of(bank).dims if dims is None else dims  # raises: nothing else tells the width
+    return mode_of(bank).dims if dims is None else dims
 
 
 def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.clock import SystemClock
-from memory.ports import Clock, Completer, Embedder
+from memory.ports import Clock, Completer, Embedder, Store
 from memory.settings import Settings, checked_account, checked_uri
 from memory.store import LanceStore
 
@@ -42,7 +42,7 @@ def inline_compaction() -> WriteHook:
 class Context:
     """Everything a core call needs; `open_context` builds one from settings, tests by hand."""
 
-    store: LanceStore
+    store: Store
     account: str = "local"
     clock: Clock = field(default_factory=SystemClock)
     embedder: Callable[[Mode], Embedder] = _default_embedder

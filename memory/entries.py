@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from memory import banks, purge, validation
 from memory.chunking import Chunks, chunk_many
-from memory.config import Mode, get_mode
+from memory.config import Mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.models import Bank, Entry, EntryIn, EntryKind
@@ -70,7 +70,7 @@ def write(
     )
     if run_hooks:  # a deletion whose prune a crash or a full disk stopped: finish it now
         purge.finish(ctx, bank, wait=0)
-    ctx.store.add_rows(bank.id, mode.dims, table)
+    ctx.store.add_rows(bank.id, table)
     if run_hooks and ctx.after_write is not None:
         ctx.after_write(ctx, bank, {e.key for e in written})
     return written
@@ -234,8 +234,7 @@ def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:
 def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
     """Return the entries matching `where` (entry-level), oldest first."""
     predicate = filters.conjoin("chunk_index = 0", where)
-    dims = banks.vector_dims(ctx, bank)  # a read needs no embedder, only the vectors' width
-    table = ctx.store.scan(bank.id, dims, columns=ENTRY_COLUMNS, where=predicate)
+    table = ctx.store.scan(bank.id, columns=ENTRY_COLUMNS, where=predicate)
     rows = sorted(table.to_pylist(), key=lambda r: (r["created_at"], r["seq"]))
     return [entry_from_row(bank.id, row) for row in rows]
 
@@ -284,7 +283,4 @@ def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
 def delete_ids(ctx: Context, bank: Bank, entry_ids: Sequence[str], *, prune: bool = True) -> None:
     """Delete every chunk of the given entries in one commit, then prune old versions."""
     if entry_ids:
-        mode = get_mode(bank.mode)
-        ctx.store.delete_where(
-            bank.id, mode.dims, filters.one_of("entry_id", list(entry_ids)), prune=prune
-        )
+        ctx.store.delete_where(bank.id, filters.one_of("entry_id", list(entry_ids)), prune=prune)

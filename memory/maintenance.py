@@ -75,8 +75,7 @@ class BankHealth(BaseModel):
 
 def derived_counters(ctx: Context, bank: Bank) -> Counters:
     """Return the counters as the bank's entries say they should be (one projected scan)."""
-    dims = banks.vector_dims(ctx, bank)
-    rows = ctx.store.scan(bank.id, dims, columns=["metadata"], where=SUMMARY_ROWS)
+    rows = ctx.store.scan(bank.id, columns=["metadata"], where=SUMMARY_ROWS)
     made = [_compacted_at(text) for text in rows.column("metadata").to_pylist()]
     known = [when for when in made if when is not None]
     return Counters(summary_count=rows.num_rows, last_compaction_at=max(known, default=None))

@@ -58,20 +58,19 @@ def delete_for_good(
             deletion stays marked and the next run on the table, or `membank maintain`,
             finishes it.
     """
-    dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        ctx.store.mark_deletion(bank.id, dims, pending=True)
-        ctx.store.delete_where(bank.id, dims, predicate, prune=False)
+        ctx.store.mark_deletion(bank.id, pending=True)
+        ctx.store.delete_where(bank.id, predicate, prune=False)
         if after_delete is not None:
             after_delete()
         if prune_now:
-            _prune_or_pending(ctx, bank, dims)
+            _prune_or_pending(ctx, bank)
 
 
-def _prune_or_pending(ctx: Context, bank: Bank, dims: int) -> None:
+def _prune_or_pending(ctx: Context, bank: Bank) -> None:
     """Prune the bank's table; a failure says the deletion is done and its prune is due."""
     try:
-        ctx.store.prune(bank.id, dims)
+        ctx.store.prune(bank.id)
     except (StorageError, OSError) as exc:
         raise PrunePending(
             f"the rows are deleted, but pruning them from disk failed: {exc}; the prune is "
@@ -83,7 +82,7 @@ def marked(ctx: Context, bank: Bank) -> bool:
     """Return True when the bank's table is marked "prune due" or keeps deleted rows in its
     files (the latest manifest only: cheap enough to ask before every write). A mark stays
     after a completed prune until a finishing pass has checked the table."""
-    return ctx.store.deletion_marked(bank.id, banks.vector_dims(ctx, bank))
+    return ctx.store.deletion_marked(bank.id)
 
 
 def pending_deletions(ctx: Context, bank: Bank) -> bool:
@@ -94,7 +93,7 @@ def pending_deletions(ctx: Context, bank: Bank) -> bool:
 
 def audit(ctx: Context, bank: Bank) -> DeletionAudit:
     """Return what deleted data the bank's table still holds (reads every kept manifest)."""
-    return ctx.store.deletion_audit(bank.id, banks.vector_dims(ctx, bank))
+    return ctx.store.deletion_audit(bank.id)
 
 
 def finish(ctx: Context, bank: Bank, *, wait: float | None = None, full: bool = False) -> bool:
@@ -114,15 +113,14 @@ def finish(ctx: Context, bank: Bank, *, wait: float | None = None, full: bool = 
     """
     if not full and not marked(ctx, bank):
         return False
-    dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=wait) as held:
         if not held:
             return False
-        found = ctx.store.deletion_audit(bank.id, dims)
+        found = ctx.store.deletion_audit(bank.id)
         if not found.final:  # the mark stays: clearing it now would leave a second version
-            _prune_or_pending(ctx, bank, dims)
+            _prune_or_pending(ctx, bank)
         elif found.marked:  # checked final: the next write need not look again
-            ctx.store.mark_deletion(bank.id, dims, pending=False)
+            ctx.store.mark_deletion(bank.id, pending=False)
         return not found.final
 
 
@@ -132,15 +130,14 @@ def prune(ctx: Context, bank: Bank) -> None:
     Raises:
         PrunePending: the prune failed (the deletions stay marked).
     """
-    dims = banks.vector_dims(ctx, bank)
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        _prune_or_pending(ctx, bank, dims)
+        _prune_or_pending(ctx, bank)
 
 
 def record_summary_count(ctx: Context, bank: Bank) -> None:
     """Store the bank's summary count after a deletion removed summaries (retention, forget)."""
     where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
-    count = ctx.store.count(bank.id, banks.vector_dims(ctx, bank), where)
+    count = ctx.store.count(bank.id, where)
     account_ctx = scoped(ctx, bank.account)
     fresh = banks.get(account_ctx, bank.id)
     banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))

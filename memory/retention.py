@@ -80,20 +80,20 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
         retention_days=bank.retention_days,
         cutoff=plan.cutoff,
     )
-    dims = ctx.store.vector_dims(bank.id)  # deleting needs no embedder: not the bank's mode
-    if dims is not None and purge.finish(ctx, bank):
+    provisioned = ctx.store.has_entries_table(bank.id)  # deleting needs no embedder
+    if provisioned and purge.finish(ctx, bank):
         maintenance.repair_counters(ctx, bank)  # the deletion may have removed summaries
         result = result.model_copy(update={"finished_pending": True})
     expired = plan.predicate()
     if expired is None:
         return result
-    if dims is None:  # no entries table: nothing was ever written
+    if not provisioned:  # no entries table: nothing was ever written
         return result.model_copy(update={"status": "nothing_expired"})
-    count = ctx.store.count(bank.id, dims, filters.conjoin("chunk_index = 0", expired))
+    count = ctx.store.count(bank.id, filters.conjoin("chunk_index = 0", expired))
     if count == 0:
         return result.model_copy(update={"status": "nothing_expired"})
     summary_rows = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"), expired)
-    summaries = ctx.store.count(bank.id, dims, summary_rows)
+    summaries = ctx.store.count(bank.id, summary_rows)
     purge.delete_for_good(ctx, bank, expired)
     if summaries:
         purge.record_summary_count(ctx, bank)

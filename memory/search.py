@@ -84,7 +84,7 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
     else:
         top = _ranked(ctx, bank, mode, query.method, query, where, query.k, MIN_FETCH)
         top = top[: query.k]
-    _fill_content(ctx, bank, mode.dims, top)
+    _fill_content(ctx, bank, top)
     return [
         SearchHit(
             entry=entry_from_row(bank.id, row),
@@ -139,7 +139,6 @@ def _ranked(
     while True:
         rows = ctx.store.search(
             bank.id,
-            mode.dims,
             method=method,
             vector=vector,
             text=query.text,
@@ -229,13 +228,13 @@ def fuse(rankings: Sequence[Sequence[Row]], k: int = RRF_K) -> list[Row]:
     return [{**rows[e], "_score": scores[e]} for e in order]
 
 
-def _fill_content(ctx: Context, bank: Bank, dims: int, rows: list[Row]) -> None:
+def _fill_content(ctx: Context, bank: Bank, rows: list[Row]) -> None:
     """Put the whole entry text on hits whose best chunk is not chunk 0."""
     missing = [r["entry_id"] for r in rows if r.get("content") is None]
     if not missing:
         return
     where = filters.conjoin("chunk_index = 0", filters.one_of("entry_id", missing))
-    table = ctx.store.scan(bank.id, dims, columns=["entry_id", "content"], where=where)
+    table = ctx.store.scan(bank.id, columns=["entry_id", "content"], where=where)
     ids, texts = table.column("entry_id").to_pylist(), table.column("content").to_pylist()
     content = dict(zip(ids, texts, strict=True))
     for row in rows:

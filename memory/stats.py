@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from pydantic import BaseModel
 
-from memory import banks
 from memory.clock import days_before
 from memory.errors import InvalidInput
 from memory.models import Bank
@@ -128,16 +127,15 @@ def compute(
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
         since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    dims = banks.vector_dims(ctx, bank)
     in_frame = filters.entry_filter(since=since, until=until)
     table = ctx.store.scan(
-        bank.id, dims, columns=_COLUMNS, where=filters.conjoin("chunk_index = 0", in_frame)
+        bank.id, columns=_COLUMNS, where=filters.conjoin("chunk_index = 0", in_frame)
     )
     end = _end(until, now)
     older = 0
     if since < end:
         before = filters.conjoin("chunk_index = 0", filters.entry_filter(until=since))
-        older = ctx.store.count(bank.id, dims, before)
+        older = ctx.store.count(bank.id, before)
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
     return from_frame(frame, bank, since=since, until=until, now=now, older=older, top=top)

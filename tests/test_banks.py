@@ -12,7 +12,7 @@ import pytest
 
 from memory import banks, entries
 from memory.clock import FixedClock
-from memory.config import RETENTION_PRESETS, get_mode, modes, templates
+from memory.config import RETENTION_PRESETS, modes, templates
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn
@@ -62,7 +62,7 @@ def test_create_provisions_storage_with_the_mode_dims(ctx: Context, tmp_path: Pa
     bank = _create(ctx, mode="fast")
     assert ctx.store.has_entries_table(bank.id)
     assert _table_dir(tmp_path, bank.id).is_dir()
-    assert ctx.store.scan(bank.id, get_mode("fast").dims).num_rows == 0
+    assert ctx.store.scan(bank.id).num_rows == 0
 
 
 def test_get_unknown_bank_is_not_found(ctx: Context) -> None:

@@ -18,7 +18,6 @@ from compaction_support import (
 import memory.compaction as compaction
 from memory import banks, entries, purge, search
 from memory.clock import FixedClock
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.locks import partition_lock
@@ -172,8 +171,7 @@ def test_compaction_prunes_old_versions_and_search_forgets(
     bank = make_bank(ctx, max_turns=2, compaction_prompt=None)
     ctx_entries = write_turns(ctx, bank, "k", 3)
     compaction.compact_partition(ctx, bank, "k")
-    dims = get_mode(bank.mode).dims
-    assert ctx.store.version_count(bank.id, dims) == 1
+    assert ctx.store.version_count(bank.id) == 1
     hits = search.search(ctx, bank, SearchQuery(text="Turn 0 order #1000", k=10))
     assert ctx_entries[0].id not in {h.entry.id for h in hits}
 
@@ -188,7 +186,7 @@ def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
     assert len(entries.load(ctx, bank, "k")) <= 2  # gone from reads already
     assert compaction.reconcile(ctx, bank)  # what the next sweep's evaluation does
     assert not purge.pending_deletions(ctx, bank)
-    assert ctx.store.version_count(bank.id, get_mode(bank.mode).dims) == 1
+    assert ctx.store.version_count(bank.id) == 1
 
 
 def test_partitions_are_independent(ctx: Context, extractive: ExtractiveCompleter) -> None:

@@ -34,7 +34,7 @@ def gen(ctx: Context) -> Bank:
 
 
 def _rows(ctx: Context, bank: Bank, where: str | None = None) -> int:
-    return ctx.store.count(bank.id, get_mode(bank.mode).dims, where)
+    return ctx.store.count(bank.id, where)
 
 
 def _said(key: str, content: str, speaker: str = "ann", **extra: Any) -> EntryIn:
@@ -305,7 +305,7 @@ def test_long_entry_is_chunked_by_the_mode(ctx: Context, mode: str) -> None:
 
     expected = _expected_chunks(text, spec.chunk_size, spec.chunk_overlap)
     assert len(expected) >= 3
-    table = ctx.store.scan(bank.id, spec.dims, where=filters.equals("entry_id", entry.id))
+    table = ctx.store.scan(bank.id, where=filters.equals("entry_id", entry.id))
     rows = sorted(table.to_pylist(), key=lambda r: r["chunk_index"])
     assert [r["text"] for r in rows] == expected
     assert {r["chunk_count"] for r in rows} == {len(expected)}
@@ -461,10 +461,9 @@ def test_forget_removes_the_entry_everywhere_for_good(
     keep = entries.write(ctx, conv, [_said("k", "first message about the weather")])[0]
     gone = entries.write(ctx, conv, [_said("k", secret)])[0]
     later = entries.write(ctx, conv, [_said("k", "last message about the weather")])[0]
-    dims = get_mode(conv.mode).dims
     assert _rows(ctx, conv, filters.equals("entry_id", gone.id)) > 1
     assert _files_containing(tmp_path / "db", marker.encode())  # the scan can see it
-    assert ctx.store.version_count(conv.id, dims) > 1
+    assert ctx.store.version_count(conv.id) > 1
 
     forgotten = entries.forget(ctx, conv, gone.id)
 
@@ -477,7 +476,7 @@ def test_forget_removes_the_entry_everywhere_for_good(
     assert search.search(ctx, conv, SearchQuery(text=marker, method="fts")) == []
     with pytest.raises(NotFound):
         entries.get_entry(ctx, conv, gone.id)
-    assert ctx.store.version_count(conv.id, dims) == 1
+    assert ctx.store.version_count(conv.id) == 1
     assert _files_containing(tmp_path / "db", marker.encode()) == []
     with pytest.raises(NotFound):
         entries.forget(ctx, conv, gone.id)

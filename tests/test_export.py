@@ -239,8 +239,7 @@ def test_parquet_vectors_are_each_entrys_chunk_vectors(
     export(ctx, bank, "parquet", out, with_vectors=True, batch_size=2)
     table = pq.read_table(out)
     assert table.schema.field("vectors").type == pa.list_(pa.list_(pa.float32(), 384))
-    dims = get_mode(bank.mode).dims
-    stored = ctx.store.scan(bank.id, dims, columns=["entry_id", "chunk_index", "vector"])
+    stored = ctx.store.scan(bank.id, columns=["entry_id", "chunk_index", "vector"])
     expected: dict[str, list[tuple[int, list[float]]]] = {}
     for r in stored.to_pylist():
         expected.setdefault(r["entry_id"], []).append((r["chunk_index"], r["vector"]))
@@ -277,7 +276,7 @@ def test_one_row_per_entry_in_storage_order(
     ctx: Context, bank: Bank, tmp_path: Path, batch_size: int
 ) -> None:
     """Chunk 0 is picked in Arrow without a filter, in the scan with one: same rows, same order."""
-    stored = ctx.store.scan(bank.id, get_mode(bank.mode).dims, columns=["entry_id", "chunk_index"])
+    stored = ctx.store.scan(bank.id, columns=["entry_id", "chunk_index"])
     order = [r["entry_id"] for r in stored.to_pylist() if r["chunk_index"] == 0]
     assert len(order) < stored.num_rows  # the long entry has several chunk rows
     everything = ExportFilters(since=datetime(2000, 1, 1, tzinfo=UTC))

@@ -10,7 +10,6 @@ import pytest
 
 from memory import banks, entries, search
 from memory.cli import main
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest import ingest
@@ -113,22 +112,21 @@ def test_on_conflict_update_replaces_the_entry_and_deletes_the_old_text_for_good
     assert MARKER not in {e.content for e in entries.load(ctx, conv, "c1")}
     assert search.search(ctx, conv, SearchQuery(text=MARKER, method="fts")) == []
     assert files_containing(db, MARKER) == []
-    assert ctx.store.version_count(conv.id, get_mode(conv.mode).dims) == 1
+    assert ctx.store.version_count(conv.id) == 1
 
 
 @pytest.mark.parametrize("on_conflict", ["reject", "update"])
 def test_an_identical_reingest_adds_replaces_and_deletes_nothing(
     ctx: Context, conv: Bank, stored: Path, on_conflict: str
 ) -> None:
-    dims = get_mode(conv.mode).dims
     before = entries.read(ctx, conv)
-    versions = ctx.store.version_count(conv.id, dims)
+    versions = ctx.store.version_count(conv.id)
 
     report = ingest(ctx, conv, [stored], on_conflict=on_conflict)  # type: ignore[arg-type]
 
     assert (report.stored, report.updated, report.duplicates, report.rejected) == (0, 0, 2, 0)
     assert entries.read(ctx, conv) == before
-    assert ctx.store.version_count(conv.id, dims) == versions  # no delete, no write commit
+    assert ctx.store.version_count(conv.id) == versions  # no delete, no write commit
 
 
 def test_an_unknown_on_conflict_is_refused_before_anything_is_stored(

@@ -102,7 +102,7 @@ def _assert_gone_everywhere(s3: S3, prefix: str, ctx: Context, bank: Bank, needl
     assert not any(needle in e.content for e in entries.read(ctx, bank))
     assert search.search(ctx, bank, SearchQuery(text=needle, method="fts")) == []
     assert s3.keys_containing(prefix, needle.encode()) == []
-    assert ctx.store.version_count(bank.id, _dims(bank)) == 1
+    assert ctx.store.version_count(bank.id) == 1
 
 
 # banks, writes, reads ----------------------------------------------------------------------
@@ -276,12 +276,11 @@ def test_a_prune_after_a_lost_rewrite_race_leaves_no_copy(
     first, secret = entries.write(
         ctx, bank, [_said("k", "first to go"), _said("k", f"passport {PASSPORT}")]
     )
-    dims = _dims(bank)
-    ctx.store.delete_where(bank.id, dims, filters.equals("entry_id", first.id), prune=False)
+    ctx.store.delete_where(bank.id, filters.equals("entry_id", first.id), prune=False)
     dataset = lance.dataset(f"{ctx.store.uri}/{entries_table_name(bank.id)}.lance")
     options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
     rewrites = [task.execute(dataset) for task in Compaction.plan(dataset, options).tasks]
-    ctx.store.delete_where(bank.id, dims, filters.equals("entry_id", secret.id), prune=False)
+    ctx.store.delete_where(bank.id, filters.equals("entry_id", secret.id), prune=False)
     with pytest.raises(OSError) as lost:
         Compaction.commit(dataset, rewrites, options)
     assert race_of(lost.value) == "conflict"

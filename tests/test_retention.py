@@ -10,7 +10,6 @@ from compaction_support import ExtractiveCompleter, make_bank
 import memory.compaction as compaction
 from memory import banks, entries, purge, retention, search
 from memory.clock import FixedClock
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import StorageError
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
@@ -57,15 +56,14 @@ def test_deletes_only_expired_entries_with_every_chunk(ctx: Context, clock: Fixe
     old = _write_at(ctx, bank, now - timedelta(days=31), long_text)
     edge = _write_at(ctx, bank, now - timedelta(days=30), "exactly at the cutoff stays")
     new = _write_at(ctx, bank, now - timedelta(days=1), "recent")
-    dims = get_mode(bank.mode).dims
-    assert ctx.store.count(bank.id, dims) > 3
+    assert ctx.store.count(bank.id) > 3
 
     result = retention.apply_retention(ctx, bank)
 
     assert (result.status, result.deleted) == ("deleted", 1)
     assert [e.id for e in entries.read(ctx, bank)] == [edge, new]
-    assert ctx.store.count(bank.id, dims) == 2  # no chunk of the old entry is left
-    assert ctx.store.version_count(bank.id, dims) == 1  # old versions pruned
+    assert ctx.store.count(bank.id) == 2  # no chunk of the old entry is left
+    assert ctx.store.version_count(bank.id) == 1  # old versions pruned
     hits = search.search(ctx, bank, SearchQuery(text="word7 word8 word9", k=5))
     assert old not in {h.entry.id for h in hits}
     again = retention.apply_retention(ctx, bank)
@@ -193,7 +191,7 @@ def test_a_rerun_finishes_a_retention_whose_prune_did_not_run(
 
     assert (again.status, again.deleted, again.finished_pending) == ("nothing_expired", 0, True)
     assert not purge.pending_deletions(ctx, bank)
-    assert ctx.store.version_count(bank.id, get_mode(bank.mode).dims) == 1
+    assert ctx.store.version_count(bank.id) == 1
     assert retention.apply_retention(ctx, bank).finished_pending is False  # nothing left to do
 
 

@@ -112,8 +112,7 @@ def test_full_text_search_knows_who_said_it(ctx: Context, conv: Bank) -> None:
     assert hits[0].entry.id == melanie.id
     # the speaker is only indexed: content, chunk text and reads stay the turn's own words
     assert hits[0].entry.content == hits[0].chunk_text == "I went to a pottery class yesterday"
-    dims = 384
-    stored = ctx.store.scan(conv.id, dims, columns=["text", "search_text"]).to_pylist()
+    stored = ctx.store.scan(conv.id, columns=["text", "search_text"]).to_pylist()
     assert {r["search_text"] for r in stored} == {
         "Caroline: I went to a support group yesterday",
         "Melanie: I went to a pottery class yesterday",
@@ -124,7 +123,7 @@ def test_full_text_search_knows_who_said_it(ctx: Context, conv: Bank) -> None:
 def test_general_entries_are_indexed_by_their_text(ctx: Context) -> None:
     bank = banks.create(ctx, BankCreate(name="gen", type="general"))
     entries.write(ctx, bank, [EntryIn(key="k", content="prefers window seats")])
-    stored = ctx.store.scan(bank.id, 384, columns=["search_text"]).to_pylist()
+    stored = ctx.store.scan(bank.id, columns=["search_text"]).to_pylist()
     assert stored == [{"search_text": "prefers window seats"}]
 
 
@@ -163,11 +162,11 @@ def test_single_writes_are_folded_into_the_indices(ctx: Context, conv: Bank) -> 
     )
     for i in range(13):
         entries.write(ctx, conv, [EntryIn(key=f"k{i % 2}", speaker="ann", content=f"note {i}")])
-        table = ctx.store.entries_table(conv.id, 384)
+        table = ctx.store.entries_table(conv.id)
         assert _unindexed_fragments(table) < 4
     assert table.index_stats("key_idx").num_indices < 3
-    ctx.store.maintain(conv.id, 384)
-    table = ctx.store.entries_table(conv.id, 384)
+    ctx.store.maintain(conv.id)
+    table = ctx.store.entries_table(conv.id)
     assert table.index_stats("key_idx").num_indices == 1
     assert table.index_stats("text_idx").num_unindexed_rows == 0
     assert len(table.to_lance().get_fragments()) == 1
@@ -185,7 +184,7 @@ def test_a_table_made_before_search_text_is_upgraded_on_open(ctx: Context, conv:
     fresh = lance_store.LanceStore(ctx.store.uri)
     ctx.store = fresh
     entries.write(ctx, conv, [EntryIn(key="k", speaker="Ann", content="tulips in spring")])
-    table = fresh.entries_table(conv.id, 384)
+    table = fresh.entries_table(conv.id)
     assert "search_text" in table.schema.names
     assert {i.name: i.columns for i in table.list_indices()}["text_idx"] == ["search_text"]
     hits = search.search(ctx, conv, SearchQuery(text="Ann tulips", method="fts"))

@@ -56,7 +56,7 @@ def _table_dir(tmp_path: Path) -> Path:
 
 
 def _row_address(ctx: Context, bank: Bank, entry: Entry) -> int:
-    table = ctx.store.entries_table(bank.id, get_mode(bank.mode).dims, create=False)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     where = filters.equals("entry_id", entry.id)
     rows = table.to_lance().to_table(columns=[], filter=where, with_row_address=True)
@@ -66,7 +66,7 @@ def _row_address(ctx: Context, bank: Bank, entry: Entry) -> int:
 
 def _live_fts(ctx: Context, bank: Bank) -> set[str]:
     """Return the uuids of the full-text segments the table's latest version uses."""
-    table = ctx.store.entries_table(bank.id, get_mode(bank.mode).dims, create=False)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     return {s.uuid for s in maintenance.segments_of(table.to_lance(), "text_idx")}
 
@@ -106,7 +106,7 @@ def test_entry_filter_and_conjoin() -> None:
 def test_bank_table_has_mode_dims_key_index_and_fts_index(ctx: Context, mode: str) -> None:
     bank = banks.create(ctx, BankCreate(name=mode, type="general", mode=mode))
     dims = get_mode(mode).dims
-    table = ctx.store.entries_table(bank.id, dims, create=False)
+    table = ctx.store.entries_table(bank.id)
     assert table is not None
     assert table.schema.field("vector").type.list_size == dims
     indices = {index.name: index.index_type for index in table.list_indices()}
@@ -115,15 +115,14 @@ def test_bank_table_has_mode_dims_key_index_and_fts_index(ctx: Context, mode: st
 
 
 def test_unprovisioned_table_reads_empty(ctx: Context, gen: Bank) -> None:
-    dims = get_mode(gen.mode).dims
     banks.reset_source(ctx, gen.id)
     assert not ctx.store.has_entries_table(gen.id)
-    assert ctx.store.scan(gen.id, dims).column_names == ENTRY_COLUMNS
-    assert ctx.store.scan(gen.id, dims).num_rows == 0
-    assert ctx.store.count(gen.id, dims) == 0
-    assert ctx.store.version_count(gen.id, dims) == 0
-    assert list(ctx.store.scan_batches(gen.id, dims)) == []
-    ctx.store.delete_where(gen.id, dims, "true")  # nothing to delete, no table created
+    assert ctx.store.scan(gen.id).column_names == ENTRY_COLUMNS
+    assert ctx.store.scan(gen.id).num_rows == 0
+    assert ctx.store.count(gen.id) == 0
+    assert ctx.store.version_count(gen.id) == 0
+    assert list(ctx.store.scan_batches(gen.id)) == []
+    ctx.store.delete_where(gen.id, "true")  # nothing to delete, no table created
     assert not ctx.store.has_entries_table(gen.id)
 
 
@@ -138,10 +137,9 @@ def test_put_bank_raw_replaces_by_id(ctx: Context, gen: Bank) -> None:
 
 def test_rows_are_folded_into_the_indices_and_stay_searchable(ctx: Context, gen: Bank) -> None:
     ctx = _tuned(ctx, reindex_every=3)
-    dims = get_mode(gen.mode).dims
     for i in range(4):
         entries.write(ctx, gen, [EntryIn(key=f"k{i % 2}", content=f"tulip bulb order {i}")])
-    table = ctx.store.entries_table(gen.id, dims)
+    table = ctx.store.entries_table(gen.id)
     assert table is not None
     assert table.index_stats("key_idx").num_unindexed_rows < 3
     assert table.index_stats("text_idx").num_indexed_rows >= 3
@@ -161,11 +159,10 @@ def test_each_indexed_write_gets_its_own_segment_until_small_ones_are_merged(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
     ctx = _tuned(ctx, reindex_every=1, segment_rows=6, index_segments=3)
-    dims = get_mode(gen.mode).dims
     table = None
     for w in range(2):
         entries.write(ctx, gen, [EntryIn(key=f"k{w}", content=f"pear{w} n{i}") for i in range(2)])
-        table = ctx.store.entries_table(gen.id, dims)
+        table = ctx.store.entries_table(gen.id)
         segments = [s for s in maintenance.segments_of(table.to_lance()) if s.fragment_ids]
         assert [len(s.fragment_ids) for s in segments] == [1] * (w + 1)  # a delta per write
     entries.write(ctx, gen, [EntryIn(key="k2", content=f"pear2 n{i}") for i in range(2)])
@@ -182,9 +179,8 @@ def test_each_indexed_write_gets_its_own_segment_until_small_ones_are_merged(
 
 def test_a_big_write_is_indexed_in_bounded_segments(ctx: Context, gen: Bank) -> None:
     ctx = _tuned(ctx, segment_rows=4, reindex_every=1)
-    dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"plum n{i}") for i in range(10)])
-    table = ctx.store.entries_table(gen.id, dims, create=False)
+    table = ctx.store.entries_table(gen.id)
     assert table is not None
     rows = maintenance.fragment_rows(table.to_lance())
     sizes = [
@@ -194,20 +190,19 @@ def test_a_big_write_is_indexed_in_bounded_segments(ctx: Context, gen: Bank) -> 
 
 
 def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Path) -> None:
-    dims = get_mode(gen.mode).dims
     a, b = entries.write(
         ctx, gen, [EntryIn(key="k", content="keepme"), EntryIn(key="k", content="zzdropme991")]
     )
     entries.write(ctx, gen, [EntryIn(key="k", content="another write")])
-    assert ctx.store.version_count(gen.id, dims) > 1
+    assert ctx.store.version_count(gen.id) > 1
     entries.delete_ids(ctx, gen, [b.id], prune=False)
-    assert ctx.store.version_count(gen.id, dims) > 1
-    assert ctx.store.has_deleted_rows(gen.id, dims)
+    assert ctx.store.version_count(gen.id) > 1
+    assert ctx.store.has_deleted_rows(gen.id)
     assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
-    ctx.store.prune(gen.id, dims)
-    assert ctx.store.version_count(gen.id, dims) == 1
-    assert ctx.store.old_version_count(gen.id, dims) == 0
-    assert not ctx.store.has_deleted_rows(gen.id, dims)
+    ctx.store.prune(gen.id)
+    assert ctx.store.version_count(gen.id) == 1
+    assert ctx.store.old_version_count(gen.id) == 0
+    assert not ctx.store.has_deleted_rows(gen.id)
     assert _files_containing(tmp_path / "db", b"zzdropme991") == []
     assert [e.id for e in entries.load(ctx, gen, "k")][:1] == [a.id]
 
@@ -249,10 +244,9 @@ def test_second_handle_sees_deleted_bank_as_gone(ctx: Context, gen: Bank) -> Non
 
 
 def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) -> None:
-    dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(3)])
     other = _second_handle(ctx).store
-    stale = other.entries_table(gen.id, dims)
+    stale = other.entries_table(gen.id)
     assert stale is not None
     entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
     doomed = [e.id for e in entries.load(ctx, gen, "k")]
@@ -309,7 +303,7 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(6)])
     name = entries_table_name(gen.id)
-    stream = ctx.store.scan_batches(gen.id, dims, columns=["content"], batch_size=2)
+    stream = ctx.store.scan_batches(gen.id, columns=["content"], batch_size=2)
     first = next(stream)
     assert _shared_is_free(ctx.store.uri, name)  # the stream holds the lock shared
     other = _second_handle(ctx)
@@ -331,8 +325,8 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     # and the stream read every row of its version
     assert during == [False]
     assert first.column("content").to_pylist() + rest == [f"row {i}" for i in range(6)]
-    assert ctx.store.version_count(gen.id, dims) == 1
-    assert ctx.store.count(gen.id, dims) == 0
+    assert ctx.store.version_count(gen.id) == 1
+    assert ctx.store.count(gen.id) == 0
 
 
 # final deletion: data files, key index and full-text segments ------------------------------
@@ -342,7 +336,7 @@ def _indexed_notes_and(ctx: Context, gen: Bank, text: str) -> tuple[list[Entry],
     """Write five `apple note` entries under key k and `text` under key x, all indexed."""
     notes = entries.write(ctx, gen, [EntryIn(key="k", content=f"apple note {i}") for i in range(5)])
     (other,) = entries.write(ctx, gen, [EntryIn(key="x", content=text)])
-    ctx.store.maintain(gen.id, get_mode(gen.mode).dims)
+    ctx.store.maintain(gen.id)
     return notes, other
 
 
@@ -359,7 +353,6 @@ def _held(tmp_path: Path, marker: str, key: str) -> dict[str, bool]:
 def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
-    dims = get_mode(gen.mode).dims
     kept, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
     address = _row_address(ctx, gen, doomed)
     # positive controls: the files hold the row before the delete
@@ -379,13 +372,13 @@ def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
     # its two words (in no other row) left the vocabulary; every token left has a document
     assert vocabulary_size(_table_dir(tmp_path), _live_fts(ctx, gen)) == vocabulary - 2
     assert all(n > 0 for s in fts_segments(_table_dir(tmp_path)) for n in s.postings)
-    table = ctx.store.entries_table(gen.id, dims, create=False)
+    table = ctx.store.entries_table(gen.id)
     assert {i.name: i.index_type for i in table.list_indices()} == {
         "key_idx": "BTree",
         "text_idx": "FTS",
     }
     assert table.index_stats("text_idx").num_indexed_rows == 5
-    assert ctx.store.version_count(gen.id, dims) == 1
+    assert ctx.store.version_count(gen.id) == 1
     assert search.search(ctx, gen, SearchQuery(text="zzrebuildmarker quince", method="fts")) == []
     hits = search.search(ctx, gen, SearchQuery(text="apple note 3", key="k"))
     assert {h.entry.id for h in hits} == {e.id for e in kept}
@@ -401,14 +394,13 @@ def test_a_prune_remaps_only_the_segments_of_the_fragments_it_touched(
 ) -> None:
     # each write indexed as its own segment and kept as its own fragment
     ctx = _tuned(ctx, reindex_every=1, index_segments=100)
-    dims = get_mode(gen.mode).dims
     written = [
         entries.write(
             ctx, gen, [EntryIn(key=f"k{w}", content=f"plum{w} zzseg{w}x{i}") for i in range(4)]
         )
         for w in range(4)
     ]
-    table = ctx.store.entries_table(gen.id, dims, create=False)
+    table = ctx.store.entries_table(gen.id)
     before = _filled_segments(table)
     doomed = written[1][2]
     assert doomed.id in {e.id for e in written[1]}
@@ -436,7 +428,6 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
     """LanceDB keeps a segment over a fragment whose rows were all deleted when the segment
     covers another fragment too (rows masked, still in its files): the prune rewrites it."""
     ctx = _tuned(ctx, reindex_every=10_000, loose_fragments=10_000)  # writes stay unindexed
-    dims = get_mode(gen.mode).dims
     first = entries.write(
         ctx, gen, [EntryIn(key="zzdropkey", content=f"zzdropword {i}") for i in range(3)]
     )
@@ -444,7 +435,7 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
         ctx, gen, [EntryIn(key="kept", content=f"kept word {i}") for i in range(3)]
     )
     later = entries.write(ctx, gen, [EntryIn(key="later", content="later word")])
-    table = ctx.store.entries_table(gen.id, dims, create=False)
+    table = ctx.store.entries_table(gen.id)
     assert table is not None
     # another process indexes the first two writes as one segment
     table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
@@ -456,10 +447,10 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
     entries.delete_ids(ctx, gen, [e.id for e in first], prune=False)
     # no fragment has a deletion file (the whole fragment went), yet a prune is due
     assert all(f.deletion_file() is None for f in table.to_lance().get_fragments())
-    assert ctx.store.has_deleted_rows(gen.id, dims)
-    ctx.store.prune(gen.id, dims)
+    assert ctx.store.has_deleted_rows(gen.id)
+    ctx.store.prune(gen.id)
 
-    assert not ctx.store.has_deleted_rows(gen.id, dims)
+    assert not ctx.store.has_deleted_rows(gen.id)
     assert "zzdropkey" not in btree_keys(_table_dir(tmp_path))
     assert not doomed & _fts_docs(tmp_path)
     assert _files_containing(tmp_path / "db", b"zzdropword") == []
@@ -471,17 +462,16 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
 def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:
-    dims = get_mode(gen.mode).dims
     gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
-    ctx.store.maintain(gen.id, dims)
+    ctx.store.maintain(gen.id)
     assert _files_containing(tmp_path / "db", b"zzemptied")
     entries.delete_ids(ctx, gen, [e.id for e in gone])
-    table = ctx.store.entries_table(gen.id, dims, create=False)
+    table = ctx.store.entries_table(gen.id)
     assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
     assert _files_containing(tmp_path / "db", b"zzemptied") == []
     assert _fts_docs(tmp_path) == set()
     new = entries.write(ctx, gen, [EntryIn(key="k", content="fresh quince")])
-    ctx.store.maintain(gen.id, dims)
+    ctx.store.maintain(gen.id)
     assert table.index_stats("text_idx").num_indexed_rows == 1
     hits = search.search(ctx, gen, SearchQuery(text="quince", key="k", method="fts"))
     assert [h.entry.id for h in hits] == [new[0].id]
@@ -492,7 +482,6 @@ def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
 ) -> None:
     """Another process's rewrite copied a row, then lost its commit to a delete of that row:
     Lance leaves the copy "for GC" (7 days); the next prune removes it."""
-    dims = get_mode(gen.mode).dims
     first, secret = entries.write(
         ctx, gen, [EntryIn(key="k", content="first to go"), EntryIn(key="k", content="zzracedcopy")]
     )
@@ -505,7 +494,7 @@ def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
     with pytest.raises(OSError) as lost:
         Compaction.commit(dataset, rewrites, options)
     assert race_of(lost.value) == "conflict"
-    ctx.store.prune(gen.id, dims)
+    ctx.store.prune(gen.id)
     assert _files_containing(tmp_path / "db", b"zzracedcopy") == []
     assert entries.read(ctx, gen) == []
 
@@ -513,7 +502,6 @@ def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
 def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
     ctx: Context, gen: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dims = get_mode(gen.mode).dims
     _, doomed = _indexed_notes_and(ctx, gen, "zzcutmarker quince")
 
     def killed(*args: object, **kwargs: object) -> None:
@@ -522,13 +510,13 @@ def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
     monkeypatch.setattr(maintenance, "drop_old_versions", killed)
     with pytest.raises(StorageError, match="No space left"):
         entries.delete_ids(ctx, gen, [doomed.id])
-    assert not ctx.store.has_deleted_rows(gen.id, dims)  # the rewrite committed
-    assert ctx.store.old_version_count(gen.id, dims) > 0
+    assert not ctx.store.has_deleted_rows(gen.id)  # the rewrite committed
+    assert ctx.store.old_version_count(gen.id) > 0
     assert _files_containing(tmp_path / "db", b"zzcutmarker")  # the old versions hold it
     assert search.search(ctx, gen, SearchQuery(text="zzcutmarker", method="fts")) == []
     monkeypatch.undo()
-    ctx.store.prune(gen.id, dims)
-    assert ctx.store.version_count(gen.id, dims) == 1
+    ctx.store.prune(gen.id)
+    assert ctx.store.version_count(gen.id) == 1
     assert _files_containing(tmp_path / "db", b"zzcutmarker") == []
     assert len(search.search(ctx, gen, SearchQuery(text="apple note", key="k", method="fts"))) == 5
 

@@ -245,7 +245,7 @@ def test_built_entries_are_ordinary_entries(ctx: Context) -> None:
 
 def _stored(ctx: Context, bank: Bank) -> list[dict[str, Any]]:
     columns = [*ENTRY_COLUMNS, "search_text"]
-    table = ctx.store.scan(bank.id, get_mode(bank.mode).dims, columns=columns)
+    table = ctx.store.scan(bank.id, columns=columns)
     return sorted(table.to_pylist(), key=lambda r: (r["seq"], r["chunk_index"]))
 
 
@@ -287,7 +287,7 @@ def test_mixed_batch_rows(ctx: Context) -> None:
         "ann: naïve café 😀",
     ]
     assert entries.load(ctx, bank, "a") == [written[0], written[2]]
-    assert ctx.store.count(bank.id, spec.dims, filters.equals("key", "b")) == len(long_rows)
+    assert ctx.store.count(bank.id, filters.equals("key", "b")) == len(long_rows)
 
 
 def test_metadata_is_serialised_as_before(ctx: Context) -> None:
@@ -332,6 +332,6 @@ def test_write_leaves_the_garbage_collector_as_it_found_it(ctx: Context, enabled
 def test_arrow_columns_have_the_stored_types(ctx: Context) -> None:
     bank = banks.create(ctx, BankCreate(name="g", type="general"))
     entries.write(ctx, bank, [EntryIn(key="k", content="one"), EntryIn(key="k", content="two")])
-    table = ctx.store.scan(bank.id, get_mode(bank.mode).dims, where=None)
+    table = ctx.store.scan(bank.id, where=None)
     assert table.schema.field("created_at").type == pa.timestamp("us", tz="UTC")
     assert table.num_rows == 2

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from memory.compaction.plan import threshold_reasons
-from memory.config import get_mode
 from memory.models import Bank
 from memory.store import filters
 
@@ -75,8 +74,7 @@ def evaluate_bank(ctx: Context, bank: Bank) -> BankEvaluation:
     """Return every partition of `bank` over a threshold, from one scan of two columns."""
     if not bank.has_trigger():
         return BankEvaluation(bank.id, 0, [])
-    dims = get_mode(bank.mode).dims
-    table = ctx.store.scan(bank.id, dims, columns=["key", "token_count"], where="chunk_index = 0")
+    table = ctx.store.scan(bank.id, columns=["key", "token_count"], where="chunk_index = 0")
     sizes = partition_sizes(table)
     return BankEvaluation(bank.id, sizes.height, over_thresholds(bank, sizes))
 
@@ -84,7 +82,7 @@ def evaluate_bank(ctx: Context, bank: Bank) -> BankEvaluation:
 def partition_size(ctx: Context, bank: Bank, key: str) -> PartitionSize:
     """Return one partition's size (the inline check after a write)."""
     where = filters.conjoin("chunk_index = 0", filters.equals("key", key))
-    table = ctx.store.scan(bank.id, get_mode(bank.mode).dims, columns=["token_count"], where=where)
+    table = ctx.store.scan(bank.id, columns=["token_count"], where=where)
     tokens = sum(int(v) for v in table.column("token_count").to_pylist())
     return PartitionSize(
         key, table.num_rows, tokens, threshold_reasons(bank, table.num_rows, tokens)

@@ -134,7 +134,7 @@ def count_entries(ctx: Context, bank: Bank, flt: ExportFilters | None = None) ->
     flt = flt or ExportFilters()
     flt.check(bank)
     where = filters.conjoin("chunk_index = 0", flt.predicate())
-    return ctx.store.count(bank.id, banks.vector_dims(ctx, bank), where)
+    return ctx.store.count(bank.id, where)
 
 
 def estimate(

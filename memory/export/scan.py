@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory import banks
 from memory.export.records import ExportFilters
 from memory.models import Bank
 from memory.store import filters
@@ -46,7 +45,6 @@ def scan(
         predicate = filters.conjoin("chunk_index = 0", predicate)
     batches = ctx.store.scan_batches(
         bank.id,
-        banks.vector_dims(ctx, bank),
         columns=columns,
         where=predicate,
         batch_size=size,

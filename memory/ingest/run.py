@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from memory import banks, entries, purge, validation
+from memory import entries, purge, validation
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest.rejects import RejectsWriter, check_rejects_path
@@ -343,7 +343,7 @@ def stored_entries(ctx: Context, bank: Bank, ids: Sequence[str]) -> dict[str, St
     summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
     where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
     columns = ["entry_id", "key", "content", "text", "kind", "summary_of"]
-    table = ctx.store.scan(bank.id, banks.mode_of(bank).dims, columns=columns, where=where)
+    table = ctx.store.scan(bank.id, columns=columns, where=where)
     found: dict[str, Stored | None] = {}
     rows = table.to_pylist()
     for row in rows:

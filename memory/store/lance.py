@@ -36,6 +36,8 @@ from memory.store.schema import (
 )
 
 REGISTRY = "banks"
+EMPTY_DIMS = 1
+"""Vector width of the empty result a read of a bank with no table returns (no rows)."""
 
 T = TypeVar("T")
 
@@ -169,28 +171,39 @@ class LanceStore:
 
     # entries tables -------------------------------------------------------------------
 
-    def entries_table(self, bank_id: str, dims: int, *, create: bool = True) -> Any | None:
-        """Return a bank's entries table, provisioning it (and its indices) if missing."""
+    def create_entries_table(self, bank_id: str, dims: int) -> None:
+        """Provision a bank's entries table (vectors `dims` wide) and its indices, if missing.
+
+        The table owns its vectors' width from then on (`vector_dims`): no caller passes it.
+        """
+        if self._entries(bank_id) is None:
+            name = entries_table_name(bank_id)
+            self._tables[name] = self._create_entries_table(name, dims)
+
+    def entries_table(self, bank_id: str) -> Any | None:
+        """Return a bank's LanceDB table at its latest version (None: no table), to inspect
+        it (tests, benches); not part of the `Store` interface."""
+        return self._entries(bank_id)
+
+    def _entries(self, bank_id: str) -> Any | None:
+        """Return a bank's entries table at its latest version, or None when it has none."""
         name = entries_table_name(bank_id)
         table = self._tables.get(name)
         if table is None:
-            if not create and self._absent():
+            if self._absent():
                 return None
             try:
                 table = self._db.open_table(name)
             except ValueError:
-                if not create:
-                    return None
-                table = self._create_entries_table(name, dims)
-            else:
-                indices.upgrade(table)
+                return None
+            indices.upgrade(table)
             self._tables[name] = table
         else:
             try:
                 table.checkout_latest()
             except (ValueError, OSError, RuntimeError):  # dropped by another handle
                 self._tables.pop(name, None)
-                return self.entries_table(bank_id, dims, create=create)
+                return self._entries(bank_id)
         return table
 
     def _create_entries_table(self, name: str, dims: int) -> Any:
@@ -201,7 +214,7 @@ class LanceStore:
 
     def vector_dims(self, bank_id: str) -> int | None:
         """Return the width of the vectors in a bank's entries table (None: no table)."""
-        table = self.entries_table(bank_id, 0, create=False)  # dims only provision a table
+        table = self._entries(bank_id)
         return None if table is None else int(table.schema.field("vector").type.list_size)
 
     def has_entries_table(self, bank_id: str) -> bool:
@@ -219,14 +232,16 @@ class LanceStore:
         if name in self._table_names():
             self._db.drop_table(name)
 
-    def add_rows(self, bank_id: str, dims: int, rows: pa.Table) -> None:
+    def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Append chunk rows (every column but `search_text`) to a bank's entries table.
 
         The store derives `search_text` (see `schema.index_text`), appends at most
         `tuning.segment_rows` rows at a time, and folds new rows into the indices once enough
         piled up (`maintenance.index_new_rows`), so index segments stay bounded.
         """
-        table = self.entries_table(bank_id, dims)
+        dims = int(rows.schema.field("vector").type.list_size)
+        self.create_entries_table(bank_id, dims)
+        table = self._entries(bank_id)
         assert table is not None
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
@@ -239,10 +254,10 @@ class LanceStore:
         if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
             self._maintain(table)
 
-    def maintain(self, bank_id: str, dims: int) -> None:
+    def maintain(self, bank_id: str) -> None:
         """Fold unindexed rows into the indices, merge small index segments, compact fragments
         and drop versions older than `tuning.keep_versions`."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is not None:
             self._maintain(table, merge=True)
 
@@ -261,9 +276,9 @@ class LanceStore:
                 raise StorageError(f"table maintenance failed: {exc}") from exc
         table.checkout_latest()
 
-    def delete_where(self, bank_id: str, dims: int, predicate: str, *, prune: bool = True) -> None:
+    def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
         """Delete every chunk row matching `predicate`; prune so the rows are really gone."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return
         try:
@@ -274,9 +289,9 @@ class LanceStore:
         if prune:
             self._prune_table(table)
 
-    def prune(self, bank_id: str, dims: int) -> None:
+    def prune(self, bank_id: str) -> None:
         """Rewrite fragments with deleted rows and drop old versions of a bank's table."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is not None:
             self._prune_table(table)
 
@@ -298,27 +313,26 @@ class LanceStore:
         except STORAGE_ERRORS as exc:
             raise StorageError(f"pruning old versions failed: {exc}") from exc
 
-    def old_version_count(self, bank_id: str, dims: int) -> int:
+    def old_version_count(self, bank_id: str) -> int:
         """Return how many versions besides the latest the bank's table keeps (0 when final)."""
-        return max(self.version_count(bank_id, dims) - 1, 0)
+        return max(self.version_count(bank_id) - 1, 0)
 
-    def version_count(self, bank_id: str, dims: int) -> int:
+    def version_count(self, bank_id: str) -> int:
         """Return how many versions of the bank's table are kept (tests of pruning)."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         return 0 if table is None else len(table.list_versions())
 
     def scan(
         self,
         bank_id: str,
-        dims: int,
         *,
         columns: Sequence[str] = ENTRY_COLUMNS,
         where: str | None = None,
     ) -> pa.Table:
         """Return the matching rows with only `columns` (an empty table if unprovisioned)."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
-            return entries_schema(dims).empty_table().select(list(columns))
+            return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
         result: pa.Table = self._on_latest(
             table, lambda t: t.to_lance().to_table(columns=list(columns), filter=where)
         )
@@ -327,7 +341,6 @@ class LanceStore:
     def scan_batches(
         self,
         bank_id: str,
-        dims: int,
         *,
         columns: Sequence[str] = ENTRY_COLUMNS,
         where: str | None = None,
@@ -339,7 +352,7 @@ class LanceStore:
         The stream reads one table version from start to end; prunes of the table (in any
         process on this machine) wait for it, so its files stay in place meanwhile.
         """
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return
         with reading(self.uri, table.name):
@@ -352,23 +365,22 @@ class LanceStore:
                 scan_in_order=True,
             )
 
-    def has_deleted_rows(self, bank_id: str, dims: int) -> bool:
+    def has_deleted_rows(self, bank_id: str) -> bool:
         """Return True when deleted rows still sit in the table's data or index files (a prune
         is due); old versions are counted apart (`old_version_count`)."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return False
         return bool(self._on_latest(table, lambda t: maintenance.holds_deleted(t.to_lance())))
 
-    def count(self, bank_id: str, dims: int, where: str | None = None) -> int:
+    def count(self, bank_id: str, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         return 0 if table is None else int(self._on_latest(table, lambda t: t.count_rows(where)))
 
     def search(
         self,
         bank_id: str,
-        dims: int,
         *,
         method: str,
         vector: np.ndarray[Any, Any] | None,
@@ -381,9 +393,9 @@ class LanceStore:
 
         The result has a `_score` column, higher is better.
         """
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
-            return entries_schema(dims).empty_table().select(list(columns))
+            return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
         result = self._on_latest(
             table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
         )
@@ -391,13 +403,13 @@ class LanceStore:
 
     # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
-    def mark_deletion(self, bank_id: str, dims: int, *, pending: bool) -> None:
+    def mark_deletion(self, bank_id: str, *, pending: bool) -> None:
         """Set (before a delete commit) or clear the table's "prune due" mark, one small commit.
 
         Raises:
             StorageError: the commit failed (e.g. a full disk): nothing was deleted.
         """
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return
         try:
@@ -408,17 +420,17 @@ class LanceStore:
             raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
         table.checkout_latest()
 
-    def deletion_marked(self, bank_id: str, dims: int) -> bool:
+    def deletion_marked(self, bank_id: str) -> bool:
         """Return True when the latest version is marked "prune due" or keeps deleted rows in
         its files; reads the latest manifest only (cheap enough for every write)."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return False
         return bool(self._on_latest(table, lambda t: audit.marked(t.to_lance())))
 
-    def deletion_audit(self, bank_id: str, dims: int) -> audit.DeletionAudit:
+    def deletion_audit(self, bank_id: str) -> audit.DeletionAudit:
         """Return what deleted data the table's files still hold, from every kept manifest."""
-        table = self.entries_table(bank_id, dims, create=False)
+        table = self._entries(bank_id)
         if table is None:
             return audit.DeletionAudit(
                 deleted_rows=0, stale_versions=0, old_versions=0, marked=False
