@@ -22,13 +22,16 @@ from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.ports import Message
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    """Run membank in this process; returns (exit code, stdout, stderr)."""
+def run(*args: str, context: Context | None = None) -> tuple[int, str, str]:
+    """Run membank in this process (on `context` when given); returns (code, stdout, stderr)."""
     from memory.cli import main  # here: spawned workers import this module and need no CLI
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
+        if context is None:
+            code = main(list(args))
+        else:
+            code = main(list(args), context=lambda data: context)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -17,6 +17,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 
 from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, ops_cmd
+from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
 MODULES = [banks_cmd, entries_cmd, ops_cmd, data_cmd, compaction_cmd]
@@ -55,8 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the membank command line; returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, context: ContextFactory = open_storage) -> int:
+    """Run the membank command line; returns the exit code.
+
+    Args:
+        argv: the arguments after `membank` (default: the process's own).
+        context: returns the context each command runs on, given its --data value (None
+            when not given); tests pass `lambda data: ctx` to run on a context they built.
+
+    Returns:
+        The exit code (0 ok, 1 failure, 2 bad input, 3 not found, 4 rows rejected).
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
@@ -67,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     args.json = getattr(args, "json", False)
     args.data = getattr(args, "data", None)
+    args.context_factory = context
     try:
         code: int = args.handler(args)
         return code

@@ -143,5 +143,7 @@ def _say_retention(results: list[RetentionResult]) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     from flows.serve import serve
+    from memory.settings import Settings, checked_uri
 
-    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=args.data)
+    data = checked_uri(args.data, Settings())  # a bad path is exit 2 before anything starts
+    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=data)
