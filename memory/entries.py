@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from memory import banks, purge
 from memory.chunking import Chunks, chunk_many
-from memory.config import Mode, get_mode
+from memory.config import Mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, Entry, EntryIn, EntryKind
@@ -360,12 +360,3 @@ def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
     if entry.kind == "summary":
         purge.record_summary_count(ctx, bank)
     return entry
-
-
-def delete_ids(ctx: Context, bank: Bank, entry_ids: Sequence[str], *, prune: bool = True) -> None:
-    """Delete every chunk of the given entries in one commit, then prune old versions."""
-    if entry_ids:
-        mode = get_mode(bank.mode)
-        ctx.store.delete_where(
-            bank.id, mode.dims, filters.one_of("entry_id", list(entry_ids)), prune=prune
-        )

@@ -61,7 +61,11 @@ def _file_lock(
         return
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout is None:  # wait in the kernel: the waiter shows in /proc/locks meanwhile
+            fcntl.flock(fd, mode)
+            yield True
+            return
+        deadline = time.monotonic() + timeout
         acquired = False
         while True:
             try:
@@ -69,7 +73,7 @@ def _file_lock(
                 acquired = True
                 break
             except BlockingIOError:
-                if deadline is not None and time.monotonic() >= deadline:
+                if time.monotonic() >= deadline:
                     break
                 time.sleep(POLL_SECONDS)
         yield acquired

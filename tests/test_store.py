@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 import memory.store.indices as store_indices
 import memory.store.lance as lance_store
 import memory.store.segments as store_segments
-from memory import banks, entries, search
+from memory import banks, entries, purge, search
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
@@ -130,7 +131,7 @@ def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Pat
     )
     entries.write(ctx, gen, [EntryIn(key="k", content="another write")])
     assert ctx.store.version_count(gen.id, dims) > 1
-    entries.delete_ids(ctx, gen, [b.id], prune=False)
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [b.id]), prune_now=False)
     assert ctx.store.version_count(gen.id, dims) > 1
     assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
     ctx.store.prune(gen.id, dims)
@@ -182,7 +183,9 @@ def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) 
     assert stale is not None
     entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
     doomed = [e.id for e in entries.load(ctx, gen, "k")]
-    entries.delete_ids(ctx, gen, doomed)  # rewrites the files and drops old versions
+    purge.delete_for_good(
+        ctx, gen, filters.one_of("entry_id", doomed)
+    )  # rewrites the files and drops old versions
     entries.write(ctx, gen, [EntryIn(key="k", content="after")])
     with pytest.raises((OSError, ValueError)):  # the stale version's files are gone
         stale.to_lance().to_table(columns=["content"])
@@ -194,18 +197,33 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(6)])
     stream = ctx.store.scan_batches(gen.id, dims, columns=["content"], batch_size=2)
-    first = next(stream)
+    first = next(stream)  # the stream holds the table's versions lock (shared) from here
     other = _second_handle(ctx)
-    entries.delete_ids(other, gen, [e.id for e in entries.load(other, gen, "k")], prune=False)
+    doomed = [e.id for e in entries.load(other, gen, "k")]
+    purge.delete_for_good(other, gen, filters.one_of("entry_id", doomed), prune_now=False)
     pruner = threading.Thread(target=other.store.prune, args=(gen.id, dims))
     pruner.start()
-    pruner.join(timeout=1.0)
-    assert pruner.is_alive()  # waiting for the stream to finish
+    lock = (
+        Path(ctx.store.uri) / "_locks" / f"{lance_store.entries_table_name(gen.id)}.versions.lock"
+    )
+    # no timing assumption: a prune that ignores the lock finishes, one that honours it waits
+    deadline = time.monotonic() + 120  # only bounds a hang; never reached when either happens
+    while pruner.is_alive() and not _blocked_on(lock) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pruner.is_alive() and _blocked_on(lock)  # waiting for the stream to finish
     rest = [row for batch in stream for row in batch.column("content").to_pylist()]
     assert first.column("content").to_pylist() + rest == [f"row {i}" for i in range(6)]
     pruner.join()
     assert ctx.store.version_count(gen.id, dims) == 1
     assert ctx.store.count(gen.id, dims) == 0
+
+
+def _blocked_on(lock: Path) -> bool:
+    """Return whether some process or thread waits for an flock on `lock` (/proc/locks ->)."""
+    if not lock.exists():
+        return False
+    inode = f":{lock.stat().st_ino} "
+    return any("->" in line and inode in line for line in Path("/proc/locks").open())
 
 
 def _indexed_notes_and(ctx: Context, gen: Bank, text: str) -> tuple[list[Entry], Entry]:
@@ -221,7 +239,7 @@ def test_a_prune_rebuilds_its_indices_without_deleted_words(
 ) -> None:
     dims = get_mode(gen.mode).dims
     kept, doomed = _indexed_notes_and(ctx, gen, "zzrebuildmarker quince")
-    entries.delete_ids(ctx, gen, [doomed.id])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert not store_indices.remap_pending(table)
     assert {i.name: i.index_type for i in table.list_indices()} == {
@@ -262,7 +280,7 @@ def test_a_prune_rebuilds_only_the_segments_of_the_fragments_it_touched(
     assert [sorted(map(len, ids.values())) for ids in before.values()] == [[2, 2], [2, 2]]
     params = table.to_lance().stats.index_stats("text_idx")["segments"][0]["params"]
     doomed = written[1][2]
-    entries.delete_ids(ctx, gen, [doomed.id])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
 
     table = ctx.store.entries_table(gen.id, dims, create=False)
     for name in ("key_idx", "text_idx"):
@@ -295,7 +313,7 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     dims = get_mode(gen.mode).dims
     gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
     ctx.store.maintain(gen.id, dims)
-    entries.delete_ids(ctx, gen, [e.id for e in gone])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [e.id for e in gone]))
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
     assert _files_containing(tmp_path / "db", b"zzemptied") == []
@@ -312,7 +330,7 @@ def test_a_segment_swap_that_fails_deletes_the_segments_it_built(
     monkeypatch.setattr(store_indices, "DEFER_REMAP_ROWS", 1)  # the deferred-remap path
     dims = get_mode(gen.mode).dims
     _, doomed = _indexed_notes_and(ctx, gen, "zzswapmarker quince")
-    entries.delete_ids(ctx, gen, [doomed.id], prune=False)
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]), prune_now=False)
     folder = next((tmp_path / "db").glob("entries_*.lance")) / "_indices"
     before = {p.name for p in folder.iterdir()}
 
@@ -343,7 +361,7 @@ def test_a_prune_keeps_the_remap_record_another_process_rewrote_into(
     ]
     ctx.store.maintain(gen.id, dims)
     gone = [written[0][1].id, written[2][1].id]
-    entries.delete_ids(ctx, gen, gone, prune=False)
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", gone), prune_now=False)
     table = ctx.store.entries_table(gen.id, dims, create=False)
     build = store_segments._build
     others: list[int] = []
@@ -389,7 +407,7 @@ def test_an_interrupted_index_rebuild_is_finished_by_the_next_prune(
     rebuild = store_segments.rebuild
     monkeypatch.setattr(store_segments, "rebuild", crash)
     with pytest.raises(StorageError, match="killed during the index rebuild"):
-        entries.delete_ids(ctx, gen, [doomed.id])
+        purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
     table = ctx.store.entries_table(gen.id, dims, create=False)
     assert store_indices.remap_pending(table)
     # reads stay right meanwhile: the deleted row is gone, the others are found by key and text
