@@ -1,11 +1,10 @@
-"""Helpers shared by the compaction tests: banks, entries, a fast offline completer, invariants,
-and the CLI run in this process."""
+"""Helpers shared by the compaction tests: banks, entries, invariants, and the CLI run in this
+process (the completers they use are in memory/testing.py)."""
 
 from __future__ import annotations
 
 import io
 import multiprocessing
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -17,9 +16,10 @@ import pytest
 from memory import banks, entries
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
-from memory.llm import offline_reply
 from memory.models import Bank, BankCreate, Entry, EntryIn
-from memory.ports import Message
+from memory.testing import MARKER, ExtractiveCompleter, MarkerCompleter
+
+__all__ = ["MARKER", "ExtractiveCompleter", "MarkerCompleter"]  # moved; tests import them here
 
 
 def run(*args: str, context: Context | None = None) -> tuple[int, str, str]:
@@ -43,20 +43,6 @@ def config_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str)
         (folder / name.replace("_", ".")).write_text(text, encoding="utf-8")
     monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
     return folder
-
-
-class ExtractiveCompleter:
-    """The offline extractive summarizer called directly (no litellm import), counting calls."""
-
-    model = "membank/extractive"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Return the extractive summary the membank/extractive provider would return."""
-        self.calls += 1
-        return offline_reply("extractive", [m.model_dump() for m in messages])
 
 
 def make_bank(ctx: Context, name: str = "chat", **fields: object) -> Bank:
@@ -120,19 +106,6 @@ def assert_exactly_once(stored: Sequence[Entry], originals: Iterable[str]) -> No
     counts = coverage(stored, originals)
     wrong = {i: c for i, c in counts.items() if c != 1}
     assert not wrong, f"entries kept and summarised, or lost: {wrong}"
-
-
-MARKER = re.compile(r"\bM\d+-\d+\b")
-
-
-class MarkerCompleter:
-    """A summarizer that repeats every marker of its input, so lineage survives summaries."""
-
-    model = "test/markers"
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Return the markers of the previous summary and entries, in order, duplicates kept."""
-        return " ".join(MARKER.findall(messages[-1].content))
 
 
 def worker_context(uri: str, account: str, completer: str = "markers") -> Context:

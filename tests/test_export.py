@@ -32,6 +32,7 @@ from memory.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
 from memory.store import filters
 from memory.store.lance import entries_table_name
+from memory.testing import failing_after
 
 SCHEMA_V1 = [
     ("bank_id", pa.string()),
@@ -377,19 +378,6 @@ def test_cli_export_over_a_foreign_file_is_exit_2(
         "new --out (or delete the file)\n"
     )
     assert notes.read_text() == "keep me"
-
-
-def failing_after(calls: int, real: Any, error: Exception | None = None) -> Any:
-    """Return `real` wrapped to raise `error` (default an injected RuntimeError) from call
-    number `calls + 1` on."""
-    count = iter(range(10**9))
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if next(count) >= calls:
-            raise error or RuntimeError("disk full (injected)")
-        return real(*args, **kwargs)
-
-    return wrapper
 
 
 def _files(folder: Path) -> list[Path]:

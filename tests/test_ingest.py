@@ -237,23 +237,14 @@ def test_bad_paths_are_usage_errors(
 
 KILLER = textwrap.dedent(
     """
-    import os, signal, sys
+    import sys
     from memory import banks
     from memory.context import Context
     from memory.ingest import ingest
     from memory.store import LanceStore
-    from memory.testing import HashingEmbedder
+    from memory.testing import KillingEmbedder
 
-    class KillingEmbedder(HashingEmbedder):
-        calls = 0
-
-        def embed(self, texts):
-            KillingEmbedder.calls += 1
-            if KillingEmbedder.calls > int(sys.argv[3]):
-                os.kill(os.getpid(), signal.SIGKILL)
-            return super().embed(texts)
-
-    embedder = KillingEmbedder(384)
+    embedder = KillingEmbedder(384, after=int(sys.argv[3]))
     ctx = Context(store=LanceStore(sys.argv[1]), account="acme", embedder=lambda mode: embedder)
     ingest(ctx, banks.get(ctx, "support"), [sys.argv[2]], batch_size=50)
     """
