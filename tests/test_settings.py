@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from compaction_support import run
-from conftest import read_only_view
+from storage_support import read_only_view
 
 from memory import locks
 from memory.settings import Settings, checked_uri
