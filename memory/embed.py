@@ -27,6 +27,8 @@ MINILM_NAME = "membank/minilm-l6-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_DIMS = 384
 MINILM_MAX_TOKENS = 256
+BATCH_TOKENS = 2048
+"""Most padded tokens in one onnxruntime run (rows x longest): bounds the write's peak memory."""
 HASHING_NAME = "membank/hashing"
 
 
@@ -73,7 +75,7 @@ class MiniLMEmbedder:
             )
         self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-        self._tokenizer.enable_padding()
+        self._tokenizer.no_padding()  # its file pads to 128: `_embed_batch` pads each batch
         options = ort.SessionOptions()
         options.log_severity_level = 3
         self._session: Any = ort.InferenceSession(
@@ -83,20 +85,40 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Return one normalised 384-dim vector per text."""
+        """Return one normalised 384-dim vector per text.
+
+        Texts are run in batches of similar length (each batch is padded to its longest
+        text) of at most `batch_size` texts and `BATCH_TOKENS` padded tokens: onnxruntime's
+        attention memory grows with rows x length^2 and its arena keeps the peak (batches of
+        64 chunks of ~150 tokens made a 256 kB `accurate` write peak at 1.15 GB; 0.81 GB now,
+        bench/write_memory.py).
+        """
         out = np.empty((len(texts), self.dims), dtype=np.float32)
-        # Batches of similar length: each batch is padded to its longest text.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self._batch_size):
-            picked = order[start : start + self._batch_size]
-            out[picked] = self._embed_batch([texts[i] for i in picked])
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        lengths = [len(e.ids) for e in encoded]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        start = 0
+        while start < len(order):
+            end = start + 1  # the longest text last: a batch's padded size is rows x its length
+            while (
+                end < len(order)
+                and end - start < self._batch_size
+                and (end - start + 1) * lengths[order[end]] <= BATCH_TOKENS
+            ):
+                end += 1
+            picked = order[start:end]
+            out[picked] = self._embed_batch([encoded[i] for i in picked])
+            start = end
         return out
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    def _embed_batch(self, encoded: list[Any]) -> Vectors:
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, e in enumerate(encoded):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
         feeds = {
             "input_ids": ids,
             "attention_mask": mask,

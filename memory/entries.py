@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from memory import banks, purge, validation
@@ -23,6 +24,9 @@ from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS, index_text
 
 EMBED_BATCH = 256
+"""Chunk texts given to the embedder at once (it batches further by length)."""
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
 
 
 def validate(
@@ -199,12 +203,20 @@ def _columns(
 
 
 def _embed(ctx: Context, mode: Mode, texts: list[str]) -> Any:
+    """Return the vectors of `texts`, embedded `EMBED_BATCH` at a time into one array, so a
+    write's memory stays bounded by the batch whatever its size (the vectors alone are
+    1.5 kB per chunk)."""
     embedder = ctx.embedder(mode)
     if embedder.dims != mode.dims:
         raise InvalidInput(
             f"embedder {embedder.name} has {embedder.dims} dims, mode needs {mode.dims}"
         )
-    return embedder.embed(texts)
+    if len(texts) <= EMBED_BATCH:
+        return embedder.embed(texts)
+    out = np.empty((len(texts), mode.dims), dtype=np.float32)
+    for start in range(0, len(texts), EMBED_BATCH):
+        out[start : start + EMBED_BATCH] = embedder.embed(texts[start : start + EMBED_BATCH])
+    return out
 
 
 def _utc(value: datetime) -> datetime:
@@ -278,9 +290,3 @@ def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
         if entry.kind == "summary":  # the count comes from the data, whatever happened
             purge.record_summary_count(ctx, bank)
     return entry
-
-
-def delete_ids(ctx: Context, bank: Bank, entry_ids: Sequence[str], *, prune: bool = True) -> None:
-    """Delete every chunk of the given entries in one commit, then prune old versions."""
-    if entry_ids:
-        ctx.store.delete_where(bank.id, filters.one_of("entry_id", list(entry_ids)), prune=prune)

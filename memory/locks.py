@@ -13,6 +13,7 @@ concurrent compactions from different machines safe.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -54,18 +55,17 @@ def partition_lock(uri: str, bank_id: str, key: str, *, timeout: float | None) -
 def _file_lock(
     uri: str, name: str, timeout: float | None, *, shared: bool = False
 ) -> Iterator[bool]:
-    folder = Path(uri.removeprefix("file://")) / "_locks"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise StorageError(
-            f"cannot use the storage folder {uri!r}: {exc.strerror or exc} "
-            "(check --data / MEMBANK_URI)"
-        ) from exc
+    fd = _open_lock_file(uri, name, shared=shared)
+    if fd is None:  # read-only storage without this lock file: nothing to share it with
+        yield True
+        return
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout is None:  # wait in the kernel: the waiter shows in /proc/locks meanwhile
+            fcntl.flock(fd, mode)
+            yield True
+            return
+        deadline = time.monotonic() + timeout
         acquired = False
         while True:
             try:
@@ -73,12 +73,40 @@ def _file_lock(
                 acquired = True
                 break
             except BlockingIOError:
-                if deadline is not None and time.monotonic() >= deadline:
+                if time.monotonic() >= deadline:
                     break
                 time.sleep(POLL_SECONDS)
         yield acquired
     finally:
         os.close(fd)
+
+
+_READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def _open_lock_file(uri: str, name: str, *, shared: bool) -> int | None:
+    """Return an open descriptor of the lock file `name` under `<uri>/_locks/`, made if needed.
+
+    Storage we may not write (a read-only mount, another user's folder) can still be read: a
+    shared lock opens an existing lock file read-only (`flock` needs no write access), and
+    without one it returns None, since no prune can run where the file cannot be made (on a
+    folder another user writes, a prune that starts after this read began makes the read
+    fail, as on object storage). An exclusive lock there is a StorageError.
+    """
+    path = Path(uri.removeprefix("file://")) / "_locks" / f"{name}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if shared and exc.errno in _READ_ONLY:
+            try:
+                return os.open(path, os.O_RDONLY)
+            except OSError:
+                return None
+        raise StorageError(
+            f"cannot use the storage folder {uri!r}: {exc.strerror or exc} "
+            "(check --data / MEMBANK_URI, or its permissions)"
+        ) from exc
 
 
 @contextmanager
@@ -101,7 +129,9 @@ def reading(uri: str, table: str) -> AbstractContextManager[None]:
     """Hold `table`'s version files in place for a streaming read (shared with other readers).
 
     Local folders only: on object storage a stream that loses a race with a prune fails
-    and is run again (exports are written to a temporary file first).
+    and is run again (exports are written to a temporary file first). On a folder this
+    process cannot write (a read-only mount) the read needs no lock file: see
+    `_open_lock_file`.
     """
     return _versions_lock(uri, table, shared=True)
 

@@ -5,7 +5,7 @@ query with the same filters and fuses the two lists by relative score: each list
 are min-max normalised to [0, 1] and averaged (an entry missing from a list gets 0 there).
 Unlike reciprocal-rank fusion, this keeps how far ahead a list's best hit is, so a confident
 match in one list is not diluted by the other list's guesses (on LoCoMo, RRF with the usual
-k=60 fell below BM25 alone). `fuse` (RRF) stays available.
+k=60 fell below BM25 alone).
 
 Results do not depend on k: a smaller k returns exactly the first k hits of a larger k, with
 the same scores. For that, each list is normalised over a fixed depth, not over however many
@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from memory import banks, validation
@@ -38,15 +39,23 @@ OVERFETCH = 4
 """Chunk rows fetched per wanted entry, so entries with many matching chunks don't crowd out."""
 FUSION_DEPTH = 40
 """Hybrid normalises each list between its top score and the score at this entry rank."""
-MIN_FETCH = 40
-"""Fewest chunk rows a vector-only or full-text-only search fetches."""
-FUSION_FETCH = {"vector": 48, "fts": 96}
-"""Fewest chunk rows each list of a hybrid search fetches: `FUSION_DEPTH` entries and a
-margin for ties at the cut (full-text scores often tie), so one fetch usually suffices."""
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """How many chunk rows a search fetches at first (it fetches deeper when they fall short)."""
+
+    single: int = 40
+    """Fewest chunk rows a vector-only or full-text-only search fetches."""
+    vector: int = 48
+    """Fewest chunk rows the vector list of a hybrid search fetches: `FUSION_DEPTH` entries
+    and a margin for ties at the cut, so one fetch usually suffices."""
+    fts: int = 96
+    """Fewest chunk rows the full-text list of a hybrid search fetches (its scores tie often)."""
+
+
 MAX_FETCH = 20_000
 """Most chunk rows one list fetches while looking for k distinct entries."""
-RRF_K = 60
-"""Rank offset of reciprocal-rank fusion (the usual 60)."""
 WEIGHTS = (0.5, 0.5)
 """Weights of the vector and the full-text list in hybrid fusion: equal, untuned."""
 
@@ -54,8 +63,19 @@ Row = dict[str, Any]
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
-def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
+def search(
+    ctx: Context, bank: Bank, query: SearchQuery, *, fetch: Fetch = Fetch()
+) -> list[SearchHit]:
     """Return the top-k entries for `query`, best first, each with its best chunk.
+
+    Args:
+        ctx: the context whose store and embedder are searched.
+        bank: the bank searched.
+        query: the text, filters, k and method.
+        fetch: the first fetch's depth; the results do not depend on it (it is tuning).
+
+    Returns:
+        Up to k hits, best first.
 
     Raises:
         InvalidInput: empty text, k out of range, a bad time window, a filter value no
@@ -74,15 +94,12 @@ def search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
     if query.method == "hybrid":
         # the full-text query runs while this thread embeds the query and runs the vector one
         need = max(query.k, FUSION_DEPTH)
-        fetch = FUSION_FETCH
-        text_rows = _pool().submit(
-            _ranked, ctx, bank, mode, "fts", query, where, need, fetch["fts"]
-        )
-        vector_rows = _ranked(ctx, bank, mode, "vector", query, where, need, fetch["vector"])
+        text_rows = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts)
+        vector_rows = _ranked(ctx, bank, mode, "vector", query, where, need, fetch.vector)
         rankings = [vector_rows, text_rows.result()]
         top = fuse_scores(rankings, WEIGHTS, depth=FUSION_DEPTH)[: query.k]
     else:
-        top = _ranked(ctx, bank, mode, query.method, query, where, query.k, MIN_FETCH)
+        top = _ranked(ctx, bank, mode, query.method, query, where, query.k, fetch.single)
         top = top[: query.k]
     _fill_content(ctx, bank, top)
     return [
@@ -209,22 +226,6 @@ def fuse_scores(
             ranks[entry_id] = min(rank, ranks.get(entry_id, rank))
             rows.setdefault(entry_id, row)
     order = sorted(scores, key=lambda e: (-scores[e], ranks[e], e))
-    return [{**rows[e], "_score": scores[e]} for e in order]
-
-
-def fuse(rankings: Sequence[Sequence[Row]], k: int = RRF_K) -> list[Row]:
-    """Return entries ranked by reciprocal-rank fusion of several rankings (score = RRF sum).
-
-    Ties are broken by entry id.
-    """
-    scores: dict[str, float] = {}
-    rows: dict[str, Row] = {}
-    for ranking in rankings:
-        for rank, row in enumerate(ranking):
-            entry_id = row["entry_id"]
-            scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (k + rank + 1)
-            rows.setdefault(entry_id, row)
-    order = sorted(scores, key=lambda e: (-scores[e], e))
     return [{**rows[e], "_score": scores[e]} for e in order]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -32,9 +34,12 @@ class Settings(BaseSettings):
 def checked_uri(given: str | None, settings: Settings) -> str:
     """Return the storage URI to open: `given` (--data) or MEMBANK_URI, checked.
 
+    A local path has `~` expanded (`~/banks`, `~user/banks`); URIs (s3://, gs://) are
+    returned as given.
+
     Raises:
         InvalidInput: the URI is blank, is `memory://` (its data would vanish with the
-            process), or names a file where a folder is expected.
+            process), or names a file, or a path under a file, where a folder is expected.
     """
     source = "--data" if given is not None else "MEMBANK_URI"
     uri = given if given is not None else settings.uri
@@ -45,9 +50,29 @@ def checked_uri(given: str | None, settings: Settings) -> str:
             f"{source} {uri!r} is not supported (its data would vanish when the process ends): "
             "give a folder or an s3:// or gs:// URI"
         )
-    if "://" not in uri and Path(uri).is_file():
+    if "://" in uri:
+        return uri
+    folder = os.path.expanduser(uri)
+    blocker = _file_in_the_way(Path(folder))
+    if blocker == Path(folder):
         raise InvalidInput(f"{source} {uri!r} is a file, not a folder: give the storage folder")
-    return uri
+    if blocker is not None:
+        raise InvalidInput(
+            f"{source} {uri!r} is under {str(blocker)!r}, which is a file, not a folder: "
+            "give a storage folder path whose parents are folders"
+        )
+    return folder
+
+
+def _file_in_the_way(folder: Path) -> Path | None:
+    """Return `folder` or the nearest existing parent of it when that is not a folder."""
+    for candidate in (folder, *folder.parents):
+        try:
+            mode = candidate.stat().st_mode
+        except OSError:  # missing, under a file (ENOTDIR), or not ours to look at
+            continue
+        return None if stat.S_ISDIR(mode) else candidate
+    return None
 
 
 MAX_ACCOUNT_LENGTH = 200

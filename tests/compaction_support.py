@@ -1,11 +1,10 @@
-"""Helpers shared by the compaction tests: banks, entries, a fast offline completer, invariants,
-and the CLI run in this process."""
+"""Helpers shared by the compaction tests: banks, entries, invariants, and the CLI run in this
+process (the completers they use are in memory/testing.py)."""
 
 from __future__ import annotations
 
 import io
 import multiprocessing
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -18,17 +17,22 @@ from memory import banks, entries
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
 from memory.models import Bank, BankCreate, Entry, EntryIn
-from memory.ports import Message
-from memory.providers.extractive import ExtractiveCompleter as OfflineCompleter
+from memory.testing import MARKER, MarkerCompleter
+from memory.testing import CountingExtractiveCompleter as ExtractiveCompleter
+
+__all__ = ["MARKER", "ExtractiveCompleter", "MarkerCompleter"]  # moved; tests import them here
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    """Run membank in this process; returns (exit code, stdout, stderr)."""
+def run(*args: str, context: Context | None = None) -> tuple[int, str, str]:
+    """Run membank in this process (on `context` when given); returns (code, stdout, stderr)."""
     from memory.cli import main  # here: spawned workers import this module and need no CLI
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
+        if context is None:
+            code = main(list(args))
+        else:
+            code = main(list(args), context=lambda data: context)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -40,20 +44,6 @@ def config_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str)
         (folder / name.replace("_", ".")).write_text(text, encoding="utf-8")
     monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
     return folder
-
-
-class ExtractiveCompleter:
-    """The offline extractive summarizer called directly (no litellm import), counting calls."""
-
-    model = "membank/extractive"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Return the extractive summary of the offline `membank/extractive` completer."""
-        self.calls += 1
-        return OfflineCompleter().complete(messages)
 
 
 def make_bank(ctx: Context, name: str = "chat", **fields: object) -> Bank:
@@ -117,19 +107,6 @@ def assert_exactly_once(stored: Sequence[Entry], originals: Iterable[str]) -> No
     counts = coverage(stored, originals)
     wrong = {i: c for i, c in counts.items() if c != 1}
     assert not wrong, f"entries kept and summarised, or lost: {wrong}"
-
-
-MARKER = re.compile(r"\bM\d+-\d+\b")
-
-
-class MarkerCompleter:
-    """A summarizer that repeats every marker of its input, so lineage survives summaries."""
-
-    model = "test/markers"
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Return the markers of the previous summary and entries, in order, duplicates kept."""
-        return " ".join(MARKER.findall(messages[-1].content))
 
 
 def worker_context(uri: str, account: str, completer: str = "markers") -> Context:

@@ -19,18 +19,11 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
 
 from memory.clock import FixedClock
-from memory.config import Mode
 from memory.context import Context
-from memory.ports import Embedder
 from memory.store import LanceStore
-from memory.testing import HashingEmbedder
+from memory.testing import hashing_embedder
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-def hashing_embedder(mode: Mode) -> Embedder:
-    """Return a deterministic embedder with the mode's dims."""
-    return HashingEmbedder(mode.dims)
 
 
 @pytest.fixture
@@ -55,4 +48,4 @@ def data(tmp_path: Path) -> str:
 @pytest.fixture
 def local(data: str) -> Context:
     """A context on the CLI tests' storage and default account, for setting up banks."""
-    return Context(store=LanceStore(data), embedder=lambda m: HashingEmbedder(m.dims))
+    return Context(store=LanceStore(data), embedder=hashing_embedder)

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.testing import PlainCompleter
+
+__all__ = ["PlainCompleter"]  # moved to memory/testing.py; tests import it here
+
 BUCKET = "membank-test"
 REGION = "us-east-1"
 
@@ -151,17 +155,6 @@ def warm_up(_: int) -> None:
     import compaction_support  # noqa: F401
 
     import memory.compaction  # noqa: F401
-
-
-class PlainCompleter:
-    """A summarizer that repeats none of its input: a summarised entry's text must then be
-    gone from every object once its compaction is done."""
-
-    model = "test/plain"
-
-    def complete(self, messages: Sequence[Any]) -> str:
-        """Return a fixed summary that names only how many messages it got."""
-        return f"A summary of {len(messages)} messages."
 
 
 def compact_at_gate(

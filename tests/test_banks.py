@@ -12,7 +12,7 @@ import pytest
 
 from memory import banks, entries
 from memory.clock import FixedClock
-from memory.config import RETENTION_PRESETS, modes, templates
+from memory.config import modes, templates
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn
@@ -374,10 +374,6 @@ def test_zero_disables_a_threshold(ctx: Context) -> None:
 
 
 # retention -------------------------------------------------------------------------------
-
-
-def test_retention_presets_offered() -> None:
-    assert set(RETENTION_PRESETS) >= {7, 30, 90, 365, None}
 
 
 @pytest.mark.parametrize("days", [7, 30, 90, 365, 45, None])

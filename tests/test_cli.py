@@ -517,3 +517,24 @@ def test_an_unknown_option_points_at_its_subcommands_help(
     err = capsys.readouterr().err
     assert err.startswith("membank: error: unrecognized arguments: ") and err.count("\n") == 1
     assert f"(see `{helped}`)" in err
+
+
+def test_main_runs_every_command_on_the_context_its_factory_returns(
+    ctx: Context, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given: list[str | None] = []
+
+    def factory(data: str | None) -> Context:
+        given.append(data)
+        return ctx
+
+    bank = banks.create(ctx, BankCreate(name="mine", type="general"))
+    entries.write(ctx, bank, [EntryIn(key="k", content="from the factory")])
+    assert main(["bank", "list", "--json"], context=factory) == 0
+    assert [b["id"] for b in json.loads(capsys.readouterr().out)] == [bank.id]  # account acme
+    assert (
+        main(["load", "mine", "--key", "k", "--json", "--data", "elsewhere"], context=factory) == 0
+    )
+    assert [e["content"] for e in json.loads(capsys.readouterr().out)] == ["from the factory"]
+    assert given == [None, "elsewhere"]
+    assert not (tmp_path / "elsewhere").exists() and not Path("elsewhere").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,6 +40,37 @@ def test_minilm_is_deterministic_and_batch_independent(minilm: embed.MiniLMEmbed
     single = minilm.embed([texts[65]])[0]
     assert np.allclose(whole[65], single, atol=1e-4)
     assert np.allclose(minilm.embed(texts), whole)
+
+
+class _RecordedSession:
+    """Wraps an onnxruntime session, recording the (rows, width) of every run."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.shapes: list[tuple[int, int]] = []
+
+    def run(self, names: Any, feeds: dict[str, np.ndarray]) -> Any:
+        self.shapes.append(feeds["input_ids"].shape)
+        return self.inner.run(names, feeds)
+
+
+def test_minilm_runs_long_texts_in_batches_of_bounded_tokens() -> None:
+    minilm = embed.MiniLMEmbedder()
+    recorded = _RecordedSession(minilm._session)
+    minilm._session = recorded
+    long = [
+        f"note {i}: " + "the order shipped on monday and cost forty dollars " * 40
+        for i in range(40)
+    ]
+    short = [f"short {i}" for i in range(90)]
+    texts = [t for pair in zip(long, short, strict=False) for t in pair] + short[40:]
+    vectors = minilm.embed(texts)
+    assert sum(rows for rows, _ in recorded.shapes) == len(texts)
+    assert all(rows * width <= embed.BATCH_TOKENS for rows, width in recorded.shapes)
+    assert max(width for _, width in recorded.shapes) == embed.MINILM_MAX_TOKENS  # truncated
+    assert max(rows for rows, _ in recorded.shapes) == 64  # short texts still share a run
+    for index in (0, 1, 78, len(texts) - 1):  # the same vector as when embedded alone
+        assert np.allclose(vectors[index], minilm.embed([texts[index]])[0], atol=1e-5)
 
 
 def test_minilm_puts_similar_sentences_closer(minilm: embed.MiniLMEmbedder) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from memory.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
 from memory.store import filters
 from memory.store.lance import entries_table_name
+from memory.testing import failing_after
 
 SCHEMA_V1 = [
     ("bank_id", pa.string()),
@@ -362,13 +364,12 @@ def test_cli_export_over_a_foreign_file_is_exit_2(
     ctx: Context,
     bank: Bank,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     notes = tmp_path / "notes.txt"
     notes.write_text("keep me")
-    assert main(["export", "support", "--format", "json", "--out", str(notes)]) == 2
+    assert cli(["export", "support", "--format", "json", "--out", str(notes)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
@@ -376,19 +377,6 @@ def test_cli_export_over_a_foreign_file_is_exit_2(
         "new --out (or delete the file)\n"
     )
     assert notes.read_text() == "keep me"
-
-
-def failing_after(calls: int, real: Any, error: Exception | None = None) -> Any:
-    """Return `real` wrapped to raise `error` (default an injected RuntimeError) from call
-    number `calls + 1` on."""
-    count = iter(range(10**9))
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if next(count) >= calls:
-            raise error or RuntimeError("disk full (injected)")
-        return real(*args, **kwargs)
-
-    return wrapper
 
 
 def _files(folder: Path) -> list[Path]:
@@ -499,22 +487,21 @@ def test_cli_export_estimate_and_import(
     ctx: Context,
     bank: Bank,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     out = tmp_path / "cli.json"
-    assert main(["export", "support", "--format", "json", "--out", str(out), "--estimate"]) == 0
+    assert cli(["export", "support", "--format", "json", "--out", str(out), "--estimate"]) == 0
     assert "4 entries" in capsys.readouterr().out
     assert not out.exists()
     assert (
-        main(["export", "support", "--format", "json", "--out", str(out), "--speaker", "ann"]) == 0
+        cli(["export", "support", "--format", "json", "--out", str(out), "--speaker", "ann"]) == 0
     )
     assert str(out) in capsys.readouterr().out
     assert len(exported_entries(out)) == 2
-    assert main(["export", "support", "--format", "json", "--out", str(out), "--with-vectors"]) == 2
-    assert main(["export", "support", "--format", "parquet"]) == 2
-    assert main(["import", str(out), "--name", "copy", "--json"]) == 0
+    assert cli(["export", "support", "--format", "json", "--out", str(out), "--with-vectors"]) == 2
+    assert cli(["export", "support", "--format", "parquet"]) == 2
+    assert cli(["import", str(out), "--name", "copy", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"] == 2
 
 
@@ -658,7 +645,7 @@ def test_cli_export_rejects_empty_frames_and_stdout(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "x.json"
     base = ["export", "support", "--format", "json", "--out", str(out)]
@@ -667,9 +654,9 @@ def test_cli_export_rejects_empty_frames_and_stdout(
         ["--since", "2026-11-21T00:00", "--until", "2026-11-21T00:00"],
         ["--since", "2999-01-01"],  # after now, with no --until: the frame runs to now
     ):
-        assert main([*base, *frame]) == 2
+        assert cli([*base, *frame]) == 2
         assert "the time frame is empty" in capsys.readouterr().err
-        assert main([*base, *frame, "--estimate"]) == 2
+        assert cli([*base, *frame, "--estimate"]) == 2
     assert not out.exists()
     until = datetime(2026, 11, 20, tzinfo=UTC)
     empty = ExportFilters(since=until, until=until)
@@ -677,7 +664,7 @@ def test_cli_export_rejects_empty_frames_and_stdout(
         export(ctx, bank, "json", out, empty)
     with pytest.raises(InvalidInput, match="empty"):
         estimate(ctx, bank, "json", empty)
-    assert main(["export", "support", "--format", "json", "--out", "-"]) == 2
+    assert cli(["export", "support", "--format", "json", "--out", "-"]) == 2
     assert "stdout" in capsys.readouterr().err
     assert list(tmp_path.glob("-")) == []
 
@@ -686,16 +673,15 @@ def test_cli_until_a_date_exports_that_whole_day(
     ctx: Context,
     bank: Bank,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     out = tmp_path / "until.json"
     # the clock is 2026-11-01 12:00; entries 5, 3, 2 and 1 days old (10-31 12:00 the newest)
     base = ["export", "support", "--format", "json", "--out", str(out)]
-    assert main([*base, "--until", "2026-10-31"]) == 0
+    assert cli([*base, "--until", "2026-10-31"]) == 0
     assert len(exported_entries(out)) == 4
-    assert main([*base, "--until", "2026-10-31T00:00"]) == 0
+    assert cli([*base, "--until", "2026-10-31T00:00"]) == 0
     assert len(exported_entries(out)) == 3
     capsys.readouterr()
 

@@ -20,9 +20,8 @@ from memory.models import BankCreate, EntryIn
 
 
 @pytest.fixture
-def cli(local: Context, monkeypatch: pytest.MonkeyPatch) -> Context:
-    """The CLI's data commands on `local` (the hashing embedder: no model to load)."""
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: local)
+def cli(local: Context) -> Context:
+    """The context the CLI runs on (`run(..., context=cli)`): the hashing embedder, no model."""
     return local
 
 
@@ -74,7 +73,7 @@ def test_an_invalid_entry_is_named_by_file_line_and_id(
     speaker = "ann" if bank_type == "conversation" else None
     source = exported(cli, tmp_path, "src", bank_type, [speaker, speaker])
     bad, entry_id = edited(source, tmp_path / "bad.json", 1, **changes)
-    code, out, err = run("import", str(bad), "--name", "ns")
+    code, out, err = run("import", str(bad), "--name", "ns", context=cli)
     assert (code, out) == (2, "")
     assert err.startswith(f"membank: error: {bad} line 4 (id '{entry_id}'): {problem}")
     assert err.count("\n") == 1 and "[importing" not in err and "--" not in err
@@ -108,7 +107,7 @@ def test_an_invalid_entry_of_a_reformatted_export_is_named_by_position(
     data["entries"][1]["speaker"] = None
     pretty = tmp_path / "pretty.json"
     pretty.write_text(json.dumps(data, indent=2), "utf-8")
-    code, _, err = run("import", str(pretty), "--name", "ns")
+    code, _, err = run("import", str(pretty), "--name", "ns", context=cli)
     assert code == 2
     entry_id = data["entries"][1]["id"]
     assert err.startswith(f"membank: error: {pretty} entry 2 (id '{entry_id}'): speaker is")
@@ -130,7 +129,7 @@ def test_a_bad_bank_configuration_is_one_line(cli: Context, tmp_path: Path) -> N
     weird.write_text(
         source.read_text("utf-8").replace('"type": "conversation"', '"type": "weird"', 1), "utf-8"
     )
-    code, _, err = run("import", str(weird), "--name", "w")
+    code, _, err = run("import", str(weird), "--name", "w", context=cli)
     assert code == 2
     assert err == (
         f"membank: error: {weird}: the bank's type: Input should be 'conversation' or 'general'\n"
@@ -142,7 +141,7 @@ def test_an_empty_name_is_refused_as_bank_create_refuses_it(
     cli: Context, data: str, tmp_path: Path
 ) -> None:
     source = exported(cli, tmp_path, "chat", "conversation", ["ann"])
-    imported = run("import", str(source), "--name", "")
+    imported = run("import", str(source), "--name", "", context=cli)
     created = run("--data", data, "bank", "create", "--name", "", "--type", "conversation")
     expected = "membank: error: bank name must be 1-200 characters, not blank, got ''\n"
     assert imported == created == (2, "", expected)
@@ -151,24 +150,36 @@ def test_an_empty_name_is_refused_as_bank_create_refuses_it(
 
 def test_a_name_is_stripped_as_bank_create_strips_it(cli: Context, tmp_path: Path) -> None:
     source = exported(cli, tmp_path, "chat", "conversation", ["ann"])
-    assert run("import", str(source), "--name", " copy ")[0] == 0
+    assert run("import", str(source), "--name", " copy ", context=cli)[0] == 0
     assert names(cli) == ["chat", "copy"]
 
 
 def test_counts_say_entry_and_file_for_one(cli: Context, tmp_path: Path) -> None:
     source = exported(cli, tmp_path, "one", "conversation", ["ann"])
-    code, out, _ = run("import", str(source), "--name", "copy")
+    code, out, _ = run("import", str(source), "--name", "copy", context=cli)
     assert code == 0
     assert out.startswith("imported 1 entry (0 compaction summaries) from 'one' into new bank")
-    code, out, _ = run("export", "copy", "--format", "json", "--out", str(tmp_path / "c.json"))
+    code, out, _ = run(
+        "export", "copy", "--format", "json", "--out", str(tmp_path / "c.json"), context=cli
+    )
     assert out.startswith(f"exported 1 entry to {tmp_path / 'c.json'} (")
-    code, out, _ = run("export", "copy", "--format", "json", "--out", "x", "--estimate")
+    code, out, _ = run(
+        "export", "copy", "--format", "json", "--out", "x", "--estimate", context=cli
+    )
     assert out.startswith("1 entry, about ")
     folder = tmp_path / "by-key"
     code, out, _ = run(
-        "export", "copy", "--format", "parquet", "--out", str(folder), "--partition-by", "key"
+        "export",
+        "copy",
+        "--format",
+        "parquet",
+        "--out",
+        str(folder),
+        "--partition-by",
+        "key",
+        context=cli,
     )
     assert code == 0 and out.endswith(" in 1 file)\n")
     two = exported(cli, tmp_path, "two", "general", [None, None])
-    code, out, _ = run("import", str(two), "--name", "two-copy")
+    code, out, _ = run("import", str(two), "--name", "two-copy", context=cli)
     assert out.startswith("imported 2 entries (0 compaction summaries)")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -237,23 +238,14 @@ def test_bad_paths_are_usage_errors(
 
 KILLER = textwrap.dedent(
     """
-    import os, signal, sys
+    import sys
     from memory import banks
     from memory.context import Context
     from memory.ingest import ingest
     from memory.store import LanceStore
-    from memory.testing import HashingEmbedder
+    from memory.testing import KillingEmbedder
 
-    class KillingEmbedder(HashingEmbedder):
-        calls = 0
-
-        def embed(self, texts):
-            KillingEmbedder.calls += 1
-            if KillingEmbedder.calls > int(sys.argv[3]):
-                os.kill(os.getpid(), signal.SIGKILL)
-            return super().embed(texts)
-
-    embedder = KillingEmbedder(384)
+    embedder = KillingEmbedder(384, after=int(sys.argv[3]))
     ctx = Context(store=LanceStore(sys.argv[1]), account="acme", embedder=lambda mode: embedder)
     ingest(ctx, banks.get(ctx, "support"), [sys.argv[2]], batch_size=50)
     """
@@ -371,16 +363,15 @@ def test_cli_exit_codes(
     ctx: Context,
     conv: Bank,
     inputs: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     clean = inputs / "clean.jsonl"
     clean.write_text('{"key": "k", "speaker": "ann", "content": "fine"}\n', "utf-8")
-    assert main(["ingest", str(clean), "--bank", "support"]) == 0
+    assert cli(["ingest", str(clean), "--bank", "support"]) == 0
     assert "1 stored" in capsys.readouterr().out
 
-    assert main(["ingest", str(inputs / "conversation.jsonl"), "--bank", "support", "--json"]) == 4
+    assert cli(["ingest", str(inputs / "conversation.jsonl"), "--bank", "support", "--json"]) == 4
     out = json.loads(capsys.readouterr().out)
     assert out["totals"] == {
         "files": 1,
@@ -391,8 +382,8 @@ def test_cli_exit_codes(
         "rejected": 8,
     }
 
-    assert main(["ingest", str(inputs / "nope.jsonl"), "--bank", "support"]) == 2
-    assert main(["ingest", str(clean), "--bank", "no-such-bank"]) == 3
+    assert cli(["ingest", str(inputs / "nope.jsonl"), "--bank", "support"]) == 2
+    assert cli(["ingest", str(clean), "--bank", "no-such-bank"]) == 3
 
 
 def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
@@ -480,14 +471,13 @@ def test_cli_refuses_bad_rejects_paths_with_one_line(
     ctx: Context,
     conv: Bank,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     source = write_jsonl(tmp_path / "self.jsonl", GOOD_ROWS)
     (tmp_path / "afile").write_text("x")
     for rejects in (str(source), str(tmp_path / "afile" / "r.jsonl")):
-        assert main(["ingest", str(source), "--bank", "support", "--rejects", rejects]) == 2
+        assert cli(["ingest", str(source), "--bank", "support", "--rejects", rejects]) == 2
         err = capsys.readouterr().err
         assert err.startswith("membank: error: rejects") or "not a folder" in err
         assert err.count("\n") == 1

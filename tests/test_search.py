@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from itertools import pairwise
 from typing import Any
@@ -17,7 +16,7 @@ from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, EntryIn, SearchMethod, SearchQuery
 from memory.ports import Embedder, Vectors
-from memory.testing import HashingEmbedder
+from memory.testing import PlantedEmbedder
 
 METHODS: list[SearchMethod] = ["hybrid", "vector", "fts"]
 
@@ -33,23 +32,6 @@ def _ids(ctx: Context, bank: Bank, **query: Any) -> list[str]:
 
 
 # methods ----------------------------------------------------------------------------------
-
-
-class _PlantedEmbedder:
-    """Hashing vectors, except for texts given a planted vector (to separate the methods)."""
-
-    def __init__(self, dims: int, planted: dict[str, Vectors]) -> None:
-        self.name = "test/planted"
-        self.dims = dims
-        self._planted = planted
-        self._fallback = HashingEmbedder(dims)
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        out = self._fallback.embed(texts)
-        for row, text in enumerate(texts):
-            if text in self._planted:
-                out[row] = self._planted[text]
-        return out
 
 
 def _unit(dims: int, *pairs: tuple[int, float]) -> Vectors:
@@ -72,7 +54,7 @@ def test_hybrid_default_fuses_vector_and_full_text(ctx: Context) -> None:
         planted[text] = _unit(dims, (0, 0.5), (10 + i, 1.0))
 
     def embedder(mode: Mode) -> Embedder:
-        return _PlantedEmbedder(mode.dims, planted)
+        return PlantedEmbedder(mode.dims, planted)
 
     ctx.embedder = embedder
     bank = banks.create(ctx, BankCreate(name="g", type="general"))

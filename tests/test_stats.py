@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -201,55 +202,52 @@ def test_scan_reads_no_vectors_or_text(
 def test_cli_stats(
     ctx: Context,
     conv: Bank,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
-    assert main(["stats", "support", "--days", "2", "--json"]) == 0
+    cli = partial(main, context=lambda data: ctx)
+    assert cli(["stats", "support", "--days", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_entries"] == 2
-    assert main(["stats", "support"]) == 0
+    assert cli(["stats", "support"]) == 0
     text = capsys.readouterr().out
     assert "unique conversations" in text and "k1" in text
-    assert main(["stats", "support", "--since", "2026-10-25", "--until", "2026-10-30T00:00"]) == 0
+    assert cli(["stats", "support", "--since", "2026-10-25", "--until", "2026-10-30T00:00"]) == 0
     assert "total entries         1" in capsys.readouterr().out
-    assert main(["stats", "support", "--days", "3", "--since", "2026-10-01"]) == 2
-    assert main(["stats", "support", "--since", "2999-01-01"]) == 2  # a frame after now
+    assert cli(["stats", "support", "--days", "3", "--since", "2026-10-01"]) == 2
+    assert cli(["stats", "support", "--since", "2999-01-01"]) == 2  # a frame after now
     assert "is in the future" in capsys.readouterr().err
-    assert main(["stats", "nope"]) == 3
+    assert cli(["stats", "nope"]) == 3
 
 
 def test_days_reaching_before_year_one_is_bad_input(
     ctx: Context,
     conv: Bank,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(InvalidInput, match="before year 1"):
         stats.time_frame(clock.now(), days=100_000_000)
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     for days in ("100000000", "10000000000"):
-        assert main(["stats", "support", "--days", days]) == 2
+        assert cli(["stats", "support", "--days", days]) == 2
         captured = capsys.readouterr()
         assert captured.out == "" and "Traceback" not in captured.err
         assert captured.err.count("\n") == 1 and "--days" in captured.err
     # a default 30-day window before a very early --until starts at the first datetime
-    assert main(["stats", "support", "--until", "0001-01-05", "--json"]) == 0
+    assert cli(["stats", "support", "--until", "0001-01-05", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_entries"] == 0
 
 
 def test_cli_until_a_date_includes_that_day(
     ctx: Context,
     conv: Bank,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
+    cli = partial(main, context=lambda data: ctx)
     # the clock is 2026-11-01 12:00: one entry on 2026-10-31 (12:00), one on 2026-10-30
     one_day = ["--since", "2026-10-31", "--until", "2026-10-31", "--json"]
-    assert main(["stats", "support", *one_day]) == 0
+    assert cli(["stats", "support", *one_day]) == 0
     assert json.loads(capsys.readouterr().out)["total_entries"] == 1
-    assert main(["stats", "support", "--since", "2026-10-30", "--until", "2026-10-31"]) == 0
+    assert cli(["stats", "support", "--since", "2026-10-30", "--until", "2026-10-31"]) == 0
     assert "total entries         2" in capsys.readouterr().out
-    assert main(["stats", "support", "--since", "2026-10-30", "--until", "2026-10-31T12:00"]) == 0
+    assert cli(["stats", "support", "--since", "2026-10-30", "--until", "2026-10-31T12:00"]) == 0
     assert "total entries         1" in capsys.readouterr().out  # a date-time stays exclusive

@@ -14,7 +14,7 @@ import pytest
 from lance.optimize import Compaction
 from lance_files import btree_keys, data_values, fts_segments, vocabulary_size
 
-from memory import banks, entries, search
+from memory import banks, entries, purge, search
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
@@ -195,7 +195,7 @@ def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Pat
     )
     entries.write(ctx, gen, [EntryIn(key="k", content="another write")])
     assert ctx.store.version_count(gen.id) > 1
-    entries.delete_ids(ctx, gen, [b.id], prune=False)
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [b.id]), prune_now=False)
     assert ctx.store.version_count(gen.id) > 1
     assert ctx.store.has_deleted_rows(gen.id)
     assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
@@ -250,7 +250,9 @@ def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) 
     assert stale is not None
     entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
     doomed = [e.id for e in entries.load(ctx, gen, "k")]
-    entries.delete_ids(ctx, gen, doomed)  # rewrites the files and drops old versions
+    purge.delete_for_good(
+        ctx, gen, filters.one_of("entry_id", doomed)
+    )  # rewrites the files and drops old versions
     entries.write(ctx, gen, [EntryIn(key="k", content="after")])
     with pytest.raises((OSError, ValueError)) as lost:  # the stale version's files are gone
         stale.to_lance().to_table(columns=["content"])
@@ -307,7 +309,12 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     first = next(stream)
     assert _shared_is_free(ctx.store.uri, name)  # the stream holds the lock shared
     other = _second_handle(ctx)
-    entries.delete_ids(other, gen, [e.id for e in entries.load(other, gen, "k")], prune=False)
+    purge.delete_for_good(
+        other,
+        gen,
+        filters.one_of("entry_id", [e.id for e in entries.load(other, gen, "k")]),
+        prune_now=False,
+    )
     during: list[bool] = []
     drop = maintenance.drop_old_versions
 
@@ -360,7 +367,7 @@ def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
     assert address in _fts_docs(tmp_path)
     vocabulary = vocabulary_size(_table_dir(tmp_path), _live_fts(ctx, gen))
 
-    entries.delete_ids(ctx, gen, [doomed.id])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
 
     assert _held(tmp_path, "zzrebuildmarker", "x") == {
         "bytes": False,
@@ -405,7 +412,7 @@ def test_a_prune_remaps_only_the_segments_of_the_fragments_it_touched(
     doomed = written[1][2]
     assert doomed.id in {e.id for e in written[1]}
     assert "k1" in btree_keys(_table_dir(tmp_path))
-    entries.delete_ids(ctx, gen, [doomed.id])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
 
     after = _filled_segments(table)
     assert len(set(before.items()) - set(after.items())) == 1  # write 1's segment only
@@ -444,7 +451,9 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
     doomed = {_row_address(ctx, gen, e) for e in first}
     assert doomed <= _fts_docs(tmp_path)
 
-    entries.delete_ids(ctx, gen, [e.id for e in first], prune=False)
+    purge.delete_for_good(
+        ctx, gen, filters.one_of("entry_id", [e.id for e in first]), prune_now=False
+    )
     # no fragment has a deletion file (the whole fragment went), yet a prune is due
     assert all(f.deletion_file() is None for f in table.to_lance().get_fragments())
     assert ctx.store.has_deleted_rows(gen.id)
@@ -465,7 +474,7 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
     ctx.store.maintain(gen.id)
     assert _files_containing(tmp_path / "db", b"zzemptied")
-    entries.delete_ids(ctx, gen, [e.id for e in gone])
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [e.id for e in gone]))
     table = ctx.store.entries_table(gen.id)
     assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
     assert _files_containing(tmp_path / "db", b"zzemptied") == []
@@ -485,12 +494,14 @@ def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
     first, secret = entries.write(
         ctx, gen, [EntryIn(key="k", content="first to go"), EntryIn(key="k", content="zzracedcopy")]
     )
-    entries.delete_ids(ctx, gen, [first.id], prune=False)
+    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [first.id]), prune_now=False)
     dataset = lance.dataset(str(_table_dir(tmp_path)))
     options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
     plan = Compaction.plan(dataset, options)
     rewrites = [task.execute(dataset) for task in plan.tasks]  # the copy holds the secret
-    entries.delete_ids(ctx, gen, [secret.id], prune=False)  # committed first
+    purge.delete_for_good(
+        ctx, gen, filters.one_of("entry_id", [secret.id]), prune_now=False
+    )  # committed first
     with pytest.raises(OSError) as lost:
         Compaction.commit(dataset, rewrites, options)
     assert race_of(lost.value) == "conflict"
@@ -509,7 +520,7 @@ def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
 
     monkeypatch.setattr(maintenance, "drop_old_versions", killed)
     with pytest.raises(StorageError, match="No space left"):
-        entries.delete_ids(ctx, gen, [doomed.id])
+        purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
     assert not ctx.store.has_deleted_rows(gen.id)  # the rewrite committed
     assert ctx.store.old_version_count(gen.id) > 0
     assert _files_containing(tmp_path / "db", b"zzcutmarker")  # the old versions hold it

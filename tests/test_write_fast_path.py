@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 import regex
@@ -23,8 +24,9 @@ from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.providers import tokens
-from memory.store import filters
+from memory.store import LanceStore, filters
 from memory.store.schema import ENTRY_COLUMNS
+from memory.testing import CountingEncoding, HashingEmbedder, RecordingEmbedder
 
 VARIED = [
     "",
@@ -86,19 +88,6 @@ def _plain_count(text: str) -> int:
     return len(_plain_encoding().encode(text, disallowed_special=()))
 
 
-class _CountingEncoding:
-    """Wraps the encoding and counts whole-text encodes (the slow path's calls)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.calls: list[str] = []
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        self.calls.append(text)
-        result: list[int] = self.inner.encode_ordinary(text)
-        return result
-
-
 @pytest.fixture
 def cold_caches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Empty word-count caches, restored after the test."""
@@ -120,7 +109,7 @@ def test_count_tokens_is_exact_on_random_word_texts(monkeypatch: pytest.MonkeyPa
     expected = [_plain_count(t) for t in texts]
     assert [tokens.count_tokens(t) for t in texts] == expected
     # warm caches give the same counts, without encoding anything: all took the fast path
-    counting = _CountingEncoding(tokens.encoding())
+    counting = CountingEncoding(tokens.encoding())
     monkeypatch.setattr(tokens, "encoding", lambda: counting)
     assert [tokens.count_tokens(t) for t in texts] == expected
     assert counting.calls == []
@@ -168,7 +157,7 @@ def test_count_tokens_is_exact_on_random_unicode() -> None:
 def test_the_fast_path_counts_from_words(monkeypatch: pytest.MonkeyPatch) -> None:
     second = "please we'd like two coffees 😀"
     expected = _plain_count(second)
-    counting = _CountingEncoding(tokens.encoding())
+    counting = CountingEncoding(tokens.encoding())
     monkeypatch.setattr(tokens, "encoding", lambda: counting)
     tokens.count_tokens("we'd like two 😀 coffees, please")
     # each word once (with its space), never the whole text
@@ -335,3 +324,19 @@ def test_arrow_columns_have_the_stored_types(ctx: Context) -> None:
     table = ctx.store.scan(bank.id, where=None)
     assert table.schema.field("created_at").type == pa.timestamp("us", tz="UTC")
     assert table.num_rows == 2
+
+
+def test_a_big_write_embeds_in_bounded_batches_in_order(tmp_path: Path) -> None:
+    recorder = RecordingEmbedder(384)
+    ctx = Context(store=LanceStore(str(tmp_path / "db")), embedder=lambda mode: recorder)
+    bank = banks.create(ctx, BankCreate(name="big", type="general", mode="accurate"))
+    words = [f"w{i % 997}" for i in range(40_000)]
+    (entry,) = entries.write(ctx, bank, [EntryIn(key="k", content=" ".join(words))])
+    rows = ctx.store.scan(bank.id, columns=["chunk_index", "text", "vector"]).to_pylist()
+    rows.sort(key=lambda r: r["chunk_index"])
+    assert len(rows) > 2 * entries.EMBED_BATCH  # several batches
+    assert recorder.batches[:-1] == [entries.EMBED_BATCH] * (len(recorder.batches) - 1)
+    assert sum(recorder.batches) == len(rows)
+    expected = HashingEmbedder(384).embed([r["text"] for r in rows])
+    assert np.allclose(np.array([r["vector"] for r in rows]), expected)  # each chunk its own
+    assert entries.load(ctx, bank, "k")[0].id == entry.id

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, Protocol
 from pydantic import ValidationError
 
 from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, maintain_cmd
+from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
 
@@ -68,8 +69,23 @@ def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.Argumen
     return parser
 
 
-def main(argv: Sequence[str] | None = None, *, modules: Sequence[CommandModule] = MODULES) -> int:
-    """Run the membank command line with the commands `modules` add; returns the exit code."""
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    context: ContextFactory = open_storage,
+    modules: Sequence[CommandModule] = MODULES,
+) -> int:
+    """Run the membank command line; returns the exit code.
+
+    Args:
+        argv: the arguments after `membank` (default: the process's own).
+        context: returns the context each command runs on, given its --data value (None
+            when not given); tests pass `lambda data: ctx` to run on a context they built.
+        modules: the command modules (default: the core's; `flows.cli` adds demo and serve).
+
+    Returns:
+        The exit code (0 ok, 1 failure, 2 bad input, 3 not found, 4 rows rejected).
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser(modules)
     args, extras = parser.parse_known_args(argv)
@@ -80,6 +96,7 @@ def main(argv: Sequence[str] | None = None, *, modules: Sequence[CommandModule] 
         )
     args.json = getattr(args, "json", False)
     args.data = getattr(args, "data", None)
+    args.context_factory = context
     try:
         code: int = args.handler(args)
         return code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
@@ -19,11 +20,21 @@ UNTIL_HELP = (
 )
 
 
-def context(args: argparse.Namespace) -> Context:
-    """Return the context for the storage URI given by --data or MEMBANK_URI."""
+ContextFactory = Callable[[str | None], "Context"]
+"""Returns the context of a command from its --data value (None: MEMBANK_URI or the default)."""
+
+
+def open_storage(data: str | None) -> Context:
+    """Return the context on the storage named by --data or MEMBANK_URI: the CLI's default."""
     from memory.context import open_context  # lancedb is heavy: only commands that need it
 
-    return open_context(getattr(args, "data", None))
+    return open_context(data)
+
+
+def context(args: argparse.Namespace) -> Context:
+    """Return the command's context from the factory `main` was given (default `open_storage`)."""
+    factory: ContextFactory = getattr(args, "context_factory", None) or open_storage
+    return factory(getattr(args, "data", None))
 
 
 def parse_time(value: str | None, flag: str, *, whole_day: bool = False) -> datetime | None:
