@@ -195,7 +195,8 @@ def check_entry(
         bank: the target bank; its type decides speaker, role and memory type rules.
         item: the entry to check.
         kind: `summary` may carry the reserved summary speaker, `entry` may not.
-        now: the clock's time, for the `created_at` rule (None: the date is not checked).
+        now: the clock's time, for the `created_at` rule (None: the date is not checked;
+            nor is a summary's, which is its oldest covered entry's).
 
     Raises:
         Invalid: the first rule the entry breaks; the message names the field.
@@ -220,7 +221,9 @@ def check_entry(
         check_text("id", item.id)
         if not item.id.strip():
             raise Invalid("id is blank: give the entry an id, or none for a new one")
-    if now is not None and item.created_at is not None:
+    # a summary is dated like the oldest entry it covers, already checked when it was
+    # written (by a writer whose clock may run ahead of this one's)
+    if now is not None and item.created_at is not None and kind != "summary":
         check_created_at(item.created_at, now)
     return check_json("metadata", item.metadata), check_json("attachments", item.attachments)
 
