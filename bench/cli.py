@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = (
     "import lancedb\n"
-    "from memory.embed import embedder_for\n"
+    "from memory.providers.embed import embedder_for\n"
     "embedder_for('membank/minilm-l6-int8', 384).embed(['hello there'])\n"
 )
 

@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memory import banks
 from memory.config import Mode, get_mode
 from memory.context import Context
-from memory.embed import embedder_for
 from memory.ingest import ingest
 from memory.models import BankCreate
 from memory.ports import Embedder, Vectors
+from memory.providers.embed import embedder_for
 from memory.store import LanceStore
 
 PHRASES = [

@@ -52,9 +52,9 @@ from lancedb.index import BTree
 from memory import banks, entries
 from memory.config import Mode
 from memory.context import Context
-from memory.embed import MINILM_DIMS, MINILM_NAME, embedder_for
 from memory.models import Bank, BankCreate, EntryIn
 from memory.ports import Embedder, Vectors
+from memory.providers.embed import MINILM_DIMS, MINILM_NAME, embedder_for
 from memory.providers.tokens import count_tokens
 from memory.store import LanceStore, indices
 from memory.store.lance import with_search_text

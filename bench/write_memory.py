@@ -86,9 +86,9 @@ def child_baseline(mode_name: str) -> dict[str, float]:
     """Load what every write loads, embed one batch; return the peak and the time."""
     import lancedb  # noqa: F401  (the store's import, as a write pays it)
 
-    from memory.chunking import chunk_text
     from memory.config import get_mode
-    from memory.embed import embedder_for
+    from memory.entries.chunking import chunk_text
+    from memory.providers.embed import embedder_for
 
     mode = get_mode(mode_name)
     texts = chunk_text(prose(64 * 1024), size=mode.chunk_size, overlap=mode.chunk_overlap).texts

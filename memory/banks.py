@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.config import CONFIG_DIR_ENV, Mode, get_mode, get_template, modes, user_configs_dir
-from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.locks import names_lock
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
+from memory.store.locks import names_lock
 from memory.validation import check_bank_fields, check_text
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 CURRENT_API_VERSION = "2026-08-03"
 """From this API version on: type-aware retention defaults and `max_age_days` rejected."""

@@ -5,6 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 
+def as_utc(value: datetime) -> datetime:
+    """Return `value` in UTC; a naive value (as storage returns it) is taken as UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def days_before(moment: datetime, days: int) -> datetime | None:
     """Return `moment` minus `days` days, or None when that is before the first datetime."""
     try:

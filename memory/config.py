@@ -204,7 +204,7 @@ def _modes(user_dir: str | None) -> dict[str, Mode]:
 def _check_offline_embedders(path: Path, found: dict[str, Mode]) -> None:
     """Refuse a user mode whose offline embedder does not exist or has other dims: a bank
     made with it could never take a write, and its mode never changes."""
-    from memory.embed import check_embedder
+    from memory.providers.embed import check_embedder
 
     for mode in found.values():
         try:

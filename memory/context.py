@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.clock import SystemClock
+from memory.compaction.inline import compact_after_write
+from memory.config import Mode
 from memory.ports import Clock, Completer, Embedder, Store
+from memory.providers.embed import embedder_for
 from memory.settings import Settings, checked_account, checked_uri
 from memory.store import LanceStore
 
 if TYPE_CHECKING:
     from memory.compaction.apply import CompactionResult
-    from memory.config import Mode
     from memory.models import Bank
 
 WriteHook = Callable[["Context", "Bank", set[str]], Sequence["CompactionResult"]]
@@ -26,16 +28,7 @@ WriteHook = Callable[["Context", "Bank", set[str]], Sequence["CompactionResult"]
 
 
 def _default_embedder(mode: Mode) -> Embedder:
-    from memory.embed import embedder_for
-
     return embedder_for(mode.embedder, mode.dims)
-
-
-def inline_compaction() -> WriteHook:
-    """Return the default after-write step: compact each touched partition over a threshold."""
-    from memory.compaction.inline import compact_after_write
-
-    return compact_after_write
 
 
 @dataclass
@@ -51,7 +44,7 @@ class Context:
     """Returns the completer for compaction summaries; None = from settings (the offline
     extractive summarizer, or litellm for any other model name)."""
     settings: Settings = field(default_factory=Settings)
-    after_write: WriteHook | None = field(default_factory=inline_compaction)
+    after_write: WriteHook | None = compact_after_write
     """Runs after every write with the touched keys (inline compaction); None turns it off."""
 
 

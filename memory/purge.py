@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from memory import banks
 from memory.errors import StorageError
-from memory.locks import bank_lock
 from memory.models import Bank
 from memory.store import filters
+from memory.store.locks import bank_lock
 from memory.sweeps import scoped
 
 if TYPE_CHECKING:

@@ -13,16 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from memory import maintenance, purge
 from memory.clock import days_before
-from memory.context import Context
 from memory.errors import MembankError
 from memory.models import Bank
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 Status = Literal["deleted", "nothing_expired", "indefinite", "failed"]
 

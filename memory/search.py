@@ -23,16 +23,18 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory import banks, validation
 from memory.config import Mode
-from memory.context import Context
 from memory.entries import entry_from_row
 from memory.errors import InvalidInput
 from memory.models import Bank, SearchHit, SearchQuery
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 MAX_K = 1000
 OVERFETCH = 4

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.context import Context
 from memory.models import Bank
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 
 def every_bank(ctx: Context) -> list[Bank]:

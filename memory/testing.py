@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory.embed import HashingEmbedder
 from memory.errors import ProviderError
 from memory.ports import Embedder, Message, Vectors
+from memory.providers.embed import HashingEmbedder
 from memory.providers.extractive import ExtractiveCompleter
 
 if TYPE_CHECKING:

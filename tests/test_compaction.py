@@ -20,8 +20,8 @@ from memory import banks, entries, purge, search
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.errors import ProviderError
-from memory.locks import partition_lock
 from memory.models import SUMMARY_TAG, Entry, EntryIn, SearchQuery
+from memory.store.locks import partition_lock
 from memory.testing import ScriptedCompleter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

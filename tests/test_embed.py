@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import memory.embed as embed
+import memory.providers.embed as embed
 from memory.config import modes
 from memory.errors import InvalidInput, ProviderError
 from memory.testing import HashingEmbedder

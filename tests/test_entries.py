@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from memory import banks, entries, search, validation
-from memory.chunking import chunk_many, chunk_text
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
+from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, SearchQuery
 from memory.providers import tokens

@@ -21,16 +21,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from memory import banks, entries, locks
+from memory import banks, entries
 from memory.cli import main
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, StorageError
 from memory.export import ExportFilters, estimate, export
-from memory.importer import import_json
+from memory.export.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
-from memory.store import filters
+from memory.store import filters, locks
 from memory.store.lance import entries_table_name
 from memory.testing import failing_after
 

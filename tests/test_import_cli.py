@@ -15,7 +15,7 @@ from memory import banks, entries
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.export import export
-from memory.importer import import_json
+from memory.export.importer import import_json
 from memory.models import BankCreate, EntryIn
 
 

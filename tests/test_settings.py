@@ -10,8 +10,8 @@ import pytest
 from compaction_support import run
 from storage_support import read_only_view
 
-from memory import locks
 from memory.settings import Settings, checked_uri
+from memory.store import locks
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from memory import banks, entries, search, validation
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.export import ExportFilters, export
-from memory.importer import import_json
+from memory.export.importer import import_json
 from memory.ingest import ingest
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.validation import Invalid

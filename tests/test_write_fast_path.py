@@ -18,9 +18,10 @@ import regex
 import tiktoken
 
 from memory import banks, entries, validation
-from memory.chunking import chunk_many, chunk_text
 from memory.config import get_mode
 from memory.context import Context
+from memory.entries import write as entries_write
+from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.providers import tokens
@@ -205,7 +206,7 @@ def test_chunk_many_rejects_a_bad_window() -> None:
 
 
 def test_new_ids_are_uuid4_hex() -> None:
-    ids = entries._new_ids(2000)
+    ids = entries_write._new_ids(2000)
     assert len(set(ids)) == 2000
     for value in ids:
         parsed = uuid.UUID(hex=value)

@@ -168,7 +168,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from memory.importer import import_json
+    from memory.export.importer import import_json
 
     with progress_bar(None, " entries") as progress:
         report = import_json(context(args), args.path, name=args.name, progress=progress)

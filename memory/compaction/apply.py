@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -39,12 +39,14 @@ from memory.compaction.plan import (
     plan_partition,
 )
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
-from memory.context import Context
 from memory.errors import ProviderError
-from memory.locks import partition_lock
 from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
 from memory.store import filters
+from memory.store.locks import partition_lock
 from memory.sweeps import scoped
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 SUMMARY_ROLE = "system"
 DEFAULT_WAIT_SECONDS = 120.0

@@ -20,18 +20,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from memory import entries, purge, validation
-from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest.rejects import RejectsWriter, check_rejects_path
 from memory.ingest.report import CompactionTally, FileReport, IngestReport
 from memory.ingest.sources import RowError, SourceRow, discover, read_rows
 from memory.models import Bank, EntryIn
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 DEFAULT_BATCH = 512
 """Rows embedded and written per commit."""

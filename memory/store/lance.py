@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.locks import pruning, reading, writing
 from memory.models import Bank
 from memory.store import audit, filters, indices, maintenance, queries
+from memory.store.locks import pruning, reading, writing
 from memory.store.maintenance import StoreTuning
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.schema import (

@@ -19,16 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from memory import banks, entries, validation
-from memory.context import Context
 from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
 from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
 from memory.store import filters
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 IMPORT_BATCH = 512
 Progress = Callable[[int], None]

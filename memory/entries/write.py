@@ -1,4 +1,5 @@
-"""Write, load and forget entries: validation by bank type, chunking, embedding, storage."""
+"""Write entries: validation by bank type, chunking, embedding, one storage commit, then the
+context's after-write step (inline compaction)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from memory import banks, purge, validation
-from memory.chunking import Chunks, chunk_many
+from memory.clock import as_utc
 from memory.config import Mode
-from memory.context import Context
-from memory.errors import InvalidInput, NotFound
+from memory.entries.chunking import Chunks, chunk_many
+from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
-from memory.store import filters
-from memory.store.schema import ENTRY_COLUMNS, index_text
+from memory.store.schema import index_text
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 EMBED_BATCH = 256
 """Chunk texts given to the embedder at once (it batches further by length)."""
@@ -112,7 +115,7 @@ def _records(
 
     `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
     """
-    now = _utc(ctx.clock.now())
+    now = as_utc(ctx.clock.now())
     split = chunk_many(
         [item.content for item in items], size=mode.chunk_size, overlap=mode.chunk_overlap
     )
@@ -130,7 +133,7 @@ def _records(
             attachments=list(item.attachments),
             kind=kind,
             summary_of=list(summary_of[position]) if summary_of else [],
-            created_at=now if item.created_at is None else _utc(item.created_at),
+            created_at=now if item.created_at is None else as_utc(item.created_at),
             token_count=chunks.token_count,
         )
         for position, (item, chunks, new_id) in enumerate(
@@ -217,76 +220,3 @@ def _embed(ctx: Context, mode: Mode, texts: list[str]) -> Any:
     for start in range(0, len(texts), EMBED_BATCH):
         out[start : start + EMBED_BATCH] = embedder.embed(texts[start : start + EMBED_BATCH])
     return out
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:
-    """Return the Entry of a chunk-0 row."""
-    return Entry(
-        id=row["entry_id"],
-        bank_id=bank_id,
-        key=row["key"],
-        content=row["content"] if row.get("content") is not None else row["text"],
-        speaker=row.get("speaker"),
-        role=row.get("role"),
-        memory_type=row.get("memory_type"),
-        tags=list(row.get("tags") or []),
-        metadata=json.loads(row.get("metadata") or "{}"),
-        attachments=json.loads(row.get("attachments") or "[]"),
-        kind=row.get("kind") or "entry",
-        summary_of=list(row.get("summary_of") or []),
-        created_at=_utc(row["created_at"]),
-        token_count=int(row["token_count"]),
-    )
-
-
-def read(ctx: Context, bank: Bank, where: str | None = None) -> list[Entry]:
-    """Return the entries matching `where` (entry-level), oldest first."""
-    predicate = filters.conjoin("chunk_index = 0", where)
-    table = ctx.store.scan(bank.id, columns=ENTRY_COLUMNS, where=predicate)
-    rows = sorted(table.to_pylist(), key=lambda r: (r["created_at"], r["seq"]))
-    return [entry_from_row(bank.id, row) for row in rows]
-
-
-def load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
-    """Return the whole thread (every entry) of `key`, oldest first."""
-    validation.check_filters(bank, key=key)
-    return read(ctx, bank, filters.equals("key", key))
-
-
-def get_entry(ctx: Context, bank: Bank, entry_id: str) -> Entry:
-    """Return one entry by id; NotFound if it does not exist in this bank."""
-    validation.check_text("entry id", entry_id)
-    found = read(ctx, bank, filters.equals("entry_id", entry_id))
-    if not found:
-        raise NotFound(f"no entry {entry_id!r} in bank {bank.name!r}")
-    return found[0]
-
-
-def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
-    """Delete an entry: its text, vectors and attachments, and the old versions holding them.
-
-    Raises:
-        NotFound: no such entry; when an earlier deletion's prune had not completed (a forget
-            stopped by a full disk), it is finished first and the message says so.
-        PrunePending: the entry is deleted but its prune failed; forget again, or run
-            `membank maintain`, to finish it.
-    """
-    try:
-        entry = get_entry(ctx, bank, entry_id)
-    except NotFound as exc:
-        if not purge.finish(ctx, bank):
-            raise
-        raise NotFound(
-            f"{exc}: it may have been deleted already; an earlier deletion whose prune had "
-            "not completed is finished now, so nothing deleted is left on disk"
-        ) from exc
-    try:
-        purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
-    finally:
-        if entry.kind == "summary":  # the count comes from the data, whatever happened
-            purge.record_summary_count(ctx, bank)
-    return entry

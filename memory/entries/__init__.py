@@ -1,0 +1,20 @@
+"""Entries of a bank: `write` (validation, chunking, embedding, one commit), `read` (filters,
+threads, one entry), `delete` (forget, for good) and `chunking` (token windows).
+"""
+
+from __future__ import annotations
+
+from memory.entries.delete import forget
+from memory.entries.read import entry_from_row, get_entry, load, read
+from memory.entries.write import EMBED_BATCH, validate, write
+
+__all__ = [
+    "EMBED_BATCH",
+    "entry_from_row",
+    "forget",
+    "get_entry",
+    "load",
+    "read",
+    "validate",
+    "write",
+]
