@@ -10,11 +10,12 @@ from collections.abc import Sequence
 
 from flows import commands
 from memory import cli
+from memory.cli.args import ContextFactory, open_storage
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the membank command line; returns the exit code."""
-    return cli.main(argv, modules=[*cli.MODULES, commands])
+def main(argv: Sequence[str] | None = None, *, context: ContextFactory = open_storage) -> int:
+    """Run the membank command line (on the contexts `context` returns); returns the exit code."""
+    return cli.main(argv, context=context, modules=[*cli.MODULES, commands])
 
 
 def run() -> None:

@@ -38,5 +38,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from flows.serve import serve
+    from memory.settings import Settings, checked_uri
 
-    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=args.data)
+    data = checked_uri(args.data, Settings())  # a bad path is exit 2 before anything starts
+    return serve(port=args.port, pool=args.pool, llm_limit=args.llm_limit, data=data)

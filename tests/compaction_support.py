@@ -25,7 +25,7 @@ __all__ = ["MARKER", "ExtractiveCompleter", "MarkerCompleter"]  # moved; tests i
 
 def run(*args: str, context: Context | None = None) -> tuple[int, str, str]:
     """Run membank in this process (on `context` when given); returns (code, stdout, stderr)."""
-    from memory.cli import main  # here: spawned workers import this module and need no CLI
+    from flows.cli import main  # here: spawned workers import this module and need no CLI
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

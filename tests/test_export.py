@@ -269,8 +269,9 @@ def test_a_bank_whose_mode_is_gone_exports_from_its_table(
         ctx, bank, "parquet", with_vectors=True
     )
     ctx.store.drop_entries_table(bank.id)  # nothing left to tell the width
+    assert export(ctx, gone, "json", tmp_path / "empty.json").entries == 0  # needs no width
     with pytest.raises(InvalidInput, match="bank 'support' uses unknown mode 'removed-user-mode'"):
-        export(ctx, gone, "json", tmp_path / "empty.json")
+        export(ctx, gone, "parquet", tmp_path / "empty.parquet")
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 65_536])

@@ -85,10 +85,10 @@ def test_a_future_created_at_is_refused_as_ingest_refuses_it(cli: Context, tmp_p
     soon = datetime.now(UTC) + timedelta(hours=12)  # within the day of clock skew: kept
     late = datetime.now(UTC) + timedelta(days=3)
     fine, _ = edited(source, tmp_path / "fine.json", 1, created_at=soon.isoformat())
-    assert run("import", str(fine), "--name", "soon")[0] == 0
+    assert run("import", str(fine), "--name", "soon", context=cli)[0] == 0
     bad, entry_id = edited(source, tmp_path / "bad.json", 1, created_at=late.isoformat())
 
-    code, out, err = run("import", str(bad), "--name", "ns")
+    code, out, err = run("import", str(bad), "--name", "ns", context=cli)
 
     assert (code, out) == (2, "")
     assert err.startswith(

@@ -302,7 +302,6 @@ def _shared_is_free(uri: str, table: str) -> bool:
 
 
 def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
-    dims = get_mode(gen.mode).dims
     entries.write(ctx, gen, [EntryIn(key="k", content=f"row {i}") for i in range(6)])
     name = entries_table_name(gen.id)
     stream = ctx.store.scan_batches(gen.id, columns=["content"], batch_size=2)
@@ -324,7 +323,7 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(maintenance, "drop_old_versions", observed)
-        pruner = threading.Thread(target=other.store.prune, args=(gen.id, dims))
+        pruner = threading.Thread(target=other.store.prune, args=(gen.id,))
         pruner.start()
         rest = [row for batch in stream for row in batch.column("content").to_pylist()]
         pruner.join()

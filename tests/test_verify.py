@@ -162,7 +162,7 @@ class _FullDisk:
         ctx.store.prune = self  # type: ignore[method-assign]
         self.calls = 0
 
-    def __call__(self, bank_id: str, dims: int) -> None:
+    def __call__(self, bank_id: str) -> None:
         self.calls += 1
         raise OSError(errno.ENOSPC, "No space left on device")
 
