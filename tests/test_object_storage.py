@@ -43,7 +43,6 @@ from test_cli import MEMBANK, Run
 import memory.compaction as compaction
 from memory import banks, entries, export, purge, retention, search, stats
 from memory.clock import FixedClock
-from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
@@ -91,10 +90,6 @@ def pool(s3: S3) -> Iterator[Pool]:
 
 def _said(key: str, text: str, **fields: object) -> EntryIn:
     return EntryIn.model_validate({"key": key, "speaker": "alice", "content": text, **fields})
-
-
-def _dims(bank: Bank) -> int:
-    return get_mode(bank.mode).dims
 
 
 def _assert_gone_everywhere(s3: S3, prefix: str, ctx: Context, bank: Bank, needle: str) -> None:
@@ -404,7 +399,7 @@ def test_two_processes_compact_one_partition_at_once(
     # 7-day cleanup: on object storage no lock keeps other writers out, so the store deletes
     # unreferenced files only when told no other process writes (as now: both are done).
     sole = LanceStore(ctx.store.uri, tuning=StoreTuning(delete_unverified=True))
-    sole.prune(bank.id, _dims(bank))
+    sole.prune(bank.id)
     # the summarised entries' text is in no object (the summaries repeat none of it)
     present = {e.id for e in entries.read(ctx, bank)}
     gone = [
