@@ -143,17 +143,16 @@ def test_cli_on_conflict(
     conv: Bank,
     stored: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("memory.cli.data_cmd.context", lambda args: ctx)
     source = write_jsonl(tmp_path / "new.jsonl", [{**OLD[0], "content": "changed"}])
 
-    assert main(["ingest", str(source), "--bank", "support"]) == 4
+    assert main(["ingest", str(source), "--bank", "support"], context=lambda data: ctx) == 4
     assert "0 stored, 0 already present, 1 rejected" in capsys.readouterr().out
     assert [r["code"] for r in rejects_of(source)] == ["id_conflict"]
 
-    assert main(["ingest", str(source), "--bank", "support", "--on-conflict", "update"]) == 0
+    update = ["ingest", str(source), "--bank", "support", "--on-conflict", "update"]
+    assert main(update, context=lambda data: ctx) == 0
     out = capsys.readouterr().out
     assert "0 stored, 1 updated, 0 already present, 0 rejected" in out
     assert entries.get_entry(ctx, conv, "src-1").content == "changed"
