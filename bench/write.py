@@ -4,7 +4,7 @@ Usage: python bench/write.py [--entries 20000] [--batch 1000] [--repeats 3] [--p
                              [--e2e-entries 500] [--skip-e2e]
 
 Part 1, precomputed vectors. N synthetic conversation turns (20-60 words, one chunk each)
-are written in batches with `memory.entries.write` through a `Context` whose embedder serves
+are written in batches with `memory.entries.writer` through a `Context` whose embedder serves
 precomputed random unit vectors (`PrecomputedEmbedder`: it returns the next rows of a matrix
 built before the clock starts, a slice per call, so no embedding cost is measured). The
 baseline adds the Arrow rows membank stores for the same items (captured by an untimed

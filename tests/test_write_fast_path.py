@@ -20,7 +20,7 @@ import tiktoken
 from memory import banks, entries, validation
 from memory.config import get_mode
 from memory.context import Context
-from memory.entries import write as entries_write
+from memory.entries import writer as entries_write
 from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn

@@ -1,12 +1,12 @@
-"""Entries of a bank: `write` (validation, chunking, embedding, one commit), `read` (filters,
+"""Entries of a bank: `writer` (validation, chunking, embedding, one commit), `reader` (filters,
 threads, one entry), `delete` (forget, for good) and `chunking` (token windows).
 """
 
 from __future__ import annotations
 
 from memory.entries.delete import forget
-from memory.entries.read import entry_from_row, get_entry, load, read
-from memory.entries.write import EMBED_BATCH, validate, write
+from memory.entries.reader import entry_from_row, get_entry, load, read
+from memory.entries.writer import EMBED_BATCH, validate, write
 
 __all__ = [
     "EMBED_BATCH",

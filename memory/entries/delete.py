@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory import purge
-from memory.entries.read import get_entry
+from memory.entries.reader import get_entry
 from memory.errors import NotFound
 from memory.models import Bank, Entry
 from memory.store import filters
