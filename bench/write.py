@@ -101,12 +101,13 @@ class RecordingStore(LanceStore):
         self.maintain_seconds = 0.0
         self.maintained = 0
 
-    def add_rows(self, bank_id: str, dims: int, rows: pa.Table) -> None:
+    def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Store the rows as LanceStore does, timing it and recording the stored rows."""
         started = time.perf_counter()
-        super().add_rows(bank_id, dims, rows)
+        super().add_rows(bank_id, rows)
         self.add_seconds += time.perf_counter() - started
         if self.record:
+            dims = int(rows.schema.field("vector").type.list_size)
             self.batches.append(with_search_text(rows, entries_schema(dims)))
 
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
