@@ -108,7 +108,6 @@ class RecordingStore(LanceStore):
         super().add_rows(bank_id, rows)
         self.add_seconds += time.perf_counter() - started
         if self.record:
-            dims = int(rows.schema.field("vector").type.list_size)
             self.batches.append(with_search_text(rows, entries_schema(dims)))
 
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
