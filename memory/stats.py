@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from memory.clock import days_before
 from memory.errors import InvalidInput
 from memory.models import Bank
-from memory.store import filters
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -127,17 +126,20 @@ def compute(
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
         since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    in_frame = filters.entry_filter(since=since, until=until)
-    table = ctx.store.scan(
-        bank.id, columns=_COLUMNS, where=filters.conjoin("chunk_index = 0", in_frame)
-    )
+    # One projected scan of every row, filtered here: a pushed-down filter makes Lance read
+    # the other columns row by row (late materialization), slower than reading these small
+    # columns whole (bench/stats.py), and the same scan counts the entries before the frame.
+    table = ctx.store.scan(bank.id, columns=[*_COLUMNS, "chunk_index"])
+    rows = pl.from_arrow(table)
+    assert isinstance(rows, pl.DataFrame)
+    heads = rows.lazy().filter(pl.col("chunk_index") == 0).drop("chunk_index")
+    created = pl.col("created_at")
+    window = created >= since if until is None else (created >= since) & (created < until)
     end = _end(until, now)
-    older = 0
-    if since < end:
-        before = filters.conjoin("chunk_index = 0", filters.entry_filter(until=since))
-        older = ctx.store.count(bank.id, before)
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
+    frame, before = pl.collect_all(
+        [heads.filter(window), heads.filter(created < since).select(pl.len())]
+    )
+    older = int(before.item()) if since < end else 0
     return from_frame(frame, bank, since=since, until=until, now=now, older=older, top=top)
 
 
