@@ -1,4 +1,5 @@
-"""LanceDB storage: the bank registry and one entries table per bank. Only here is lancedb used.
+"""The Store on LanceDB: one entries table per bank, on the bank registry (`registry`) and one
+database connection (`connection`).
 
 The URI is a local folder by default and object storage (s3://, gs://) by config; not
 memory://, whose tables `to_lance()` (pylance, a separate in-memory store) cannot open.
@@ -10,36 +11,26 @@ latest version by one retry policy (`races`).
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from datetime import timedelta
-from typing import Any, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.models import Bank
-from memory.store import audit, filters, indices, maintenance, queries
-from memory.store.locks import pruning, reading, writing
-from memory.store.maintenance import StoreTuning
+from memory.store import audit, indices, maintenance, queries
+from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
+from memory.store.registry import Registry
 from memory.store.schema import (
-    BANKS_SCHEMA,
     ENTRY_COLUMNS,
     SPEAKER_SEPARATOR,
     entries_schema,
 )
 
-REGISTRY = "banks"
 EMPTY_DIMS = 1
 """Vector width of the empty result a read of a bank with no table returns (no rows)."""
-
-T = TypeVar("T")
 
 
 def entries_table_name(bank_id: str) -> str:
@@ -47,7 +38,7 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore:
+class LanceStore(Registry):
     """The bank registry and the per-bank entries tables in one LanceDB database.
 
     Args:
@@ -55,119 +46,6 @@ class LanceStore:
         storage_options: passed to LanceDB (credentials come from the environment otherwise).
         tuning: segment sizes, reindex interval, retry policy (the defaults suit real use).
     """
-
-    def __init__(
-        self,
-        uri: str,
-        *,
-        storage_options: dict[str, str] | None = None,
-        tuning: StoreTuning | None = None,
-    ) -> None:
-        self.uri = uri
-        self.tuning = tuning or StoreTuning()
-        self._storage_options = storage_options
-        self._connection: Any = None
-        self._tables: dict[str, Any] = {}
-        local = "://" not in uri or uri.startswith("file://")
-        unverified = self.tuning.delete_unverified
-        self._delete_unverified = local if unverified is None else unverified
-
-    def _on_latest(self, table: Any, action: Callable[[Any], T]) -> T:
-        """Run a short read or commit; if another process pruned the files under it, reload
-        and rerun (the latest version holds every live row)."""
-        return self.tuning.retry.run(
-            lambda: action(table), reset=table.checkout_latest, races=("gone",)
-        )
-
-    def _writing(self, table: Any) -> AbstractContextManager[None]:
-        """Hold `table` shared while a write's files are written and committed, so a version
-        cleanup that deletes unreferenced files (`delete_unverified`) never takes them."""
-        return writing(self.uri, table.name)
-
-    @property
-    def _db(self) -> Any:
-        """The LanceDB connection, opened on first use (a local folder is created then)."""
-        if self._connection is None:
-            try:
-                self._connection = lancedb.connect(self.uri, storage_options=self._storage_options)
-            except (OSError, RuntimeError, ValueError) as exc:
-                reason = " ".join(str(exc).split())
-                raise StorageError(
-                    f"cannot open storage {self.uri!r}: {reason} (check --data / MEMBANK_URI)"
-                ) from exc
-        return self._connection
-
-    def _absent(self) -> bool:
-        """Return True for a local store folder that does not exist (reads find nothing there
-        and leave no folder behind, so a mistyped path is not turned into an empty store)."""
-        local = self.uri.removeprefix("file://")
-        return "://" not in local and not os.path.exists(local)
-
-    # registry -------------------------------------------------------------------------
-
-    def _registry(self, *, create: bool = True) -> Any:
-        if REGISTRY not in self._tables:
-            if not create and self._absent():
-                return None
-            try:
-                table = self._db.open_table(REGISTRY)
-            except ValueError:
-                if not create:
-                    return None
-                table = self._db.create_table(REGISTRY, schema=BANKS_SCHEMA, exist_ok=True)
-            self._tables[REGISTRY] = table
-        table = self._tables[REGISTRY]
-        table.checkout_latest()
-        return table
-
-    def put_bank(self, bank: Bank) -> None:
-        """Insert or replace a bank record."""
-        row = {
-            "id": bank.id,
-            "account": bank.account,
-            "name": bank.name,
-            "type": bank.type,
-            "body": bank.model_dump_json(),
-        }
-        self.put_bank_raw(row)
-
-    def put_bank_raw(self, row: dict[str, str]) -> None:
-        """Insert or replace a registry row as is (migrations and legacy fixtures)."""
-        data = pa.Table.from_pylist([row], schema=BANKS_SCHEMA)
-        table = self._registry()
-        with self._writing(table):
-            (
-                table.merge_insert("id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(data)
-            )
-
-    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
-        """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
-        predicate = filters.conjoin(filters.equals("account", account), where)
-        registry = self._registry(create=False)
-        if registry is None:
-            return []
-        table = self._on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
-        return [json.loads(body) for body in table.column("body").to_pylist()]
-
-    def all_bank_rows(self) -> list[dict[str, Any]]:
-        """Return every registry row of every account (sweeps; never shown to a user)."""
-        registry = self._registry(create=False)
-        if registry is None:
-            return []
-        table = self._on_latest(registry, lambda t: t.to_lance().to_table(columns=["body"]))
-        return [json.loads(body) for body in table.column("body").to_pylist()]
-
-    def delete_bank_record(self, account: str, bank_id: str) -> None:
-        """Remove a bank from the registry and prune the registry's old versions."""
-        table = self._registry()
-        where = filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
-        assert where is not None
-        with self._writing(table):
-            self.tuning.retry.run(lambda: table.delete(where), reset=table.checkout_latest)
-        self._prune_table(table)
 
     # entries tables -------------------------------------------------------------------
 
@@ -294,24 +172,6 @@ class LanceStore:
         table = self._entries(bank_id)
         if table is not None:
             self._prune_table(table)
-
-    def _prune_table(self, table: Any) -> None:
-        def attempt() -> None:
-            table.checkout_latest()
-            with self._writing(table):
-                maintenance.finish_deletion(table, self.tuning)
-            table.checkout_latest()
-            # streaming readers (exports) and writes in flight hold the table shared: wait
-            with pruning(self.uri, table.name):
-                maintenance.drop_old_versions(
-                    table.to_lance(), timedelta(0), delete_unverified=self._delete_unverified
-                )
-            table.checkout_latest()
-
-        try:
-            self.tuning.retry.run(attempt, reset=table.checkout_latest)
-        except STORAGE_ERRORS as exc:
-            raise StorageError(f"pruning old versions failed: {exc}") from exc
 
     def old_version_count(self, bank_id: str) -> int:
         """Return how many versions besides the latest the bank's table keeps (0 when final)."""

@@ -1,0 +1,95 @@
+"""The LanceDB connection a store works through: one database, its open tables, the retry
+policy for races with other processes, the per-table locks, and a table's final prune."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import lancedb
+
+from memory.errors import StorageError
+from memory.store import maintenance
+from memory.store.locks import pruning, writing
+from memory.store.maintenance import StoreTuning
+from memory.store.races import STORAGE_ERRORS
+
+T = TypeVar("T")
+
+
+class Connection:
+    """One LanceDB database and the tables opened in it (the base of `LanceStore`).
+
+    Args:
+        uri: a local folder or an object-storage URI (s3://, gs://).
+        storage_options: passed to LanceDB (credentials come from the environment otherwise).
+        tuning: segment sizes, reindex interval, retry policy (the defaults suit real use).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        storage_options: dict[str, str] | None = None,
+        tuning: StoreTuning | None = None,
+    ) -> None:
+        self.uri = uri
+        self.tuning = tuning or StoreTuning()
+        self._storage_options = storage_options
+        self._connection: Any = None
+        self._tables: dict[str, Any] = {}
+        local = "://" not in uri or uri.startswith("file://")
+        unverified = self.tuning.delete_unverified
+        self._delete_unverified = local if unverified is None else unverified
+
+    def _on_latest(self, table: Any, action: Callable[[Any], T]) -> T:
+        """Run a short read or commit; if another process pruned the files under it, reload
+        and rerun (the latest version holds every live row)."""
+        return self.tuning.retry.run(
+            lambda: action(table), reset=table.checkout_latest, races=("gone",)
+        )
+
+    def _writing(self, table: Any) -> AbstractContextManager[None]:
+        """Hold `table` shared while a write's files are written and committed, so a version
+        cleanup that deletes unreferenced files (`delete_unverified`) never takes them."""
+        return writing(self.uri, table.name)
+
+    @property
+    def _db(self) -> Any:
+        """The LanceDB connection, opened on first use (a local folder is created then)."""
+        if self._connection is None:
+            try:
+                self._connection = lancedb.connect(self.uri, storage_options=self._storage_options)
+            except (OSError, RuntimeError, ValueError) as exc:
+                reason = " ".join(str(exc).split())
+                raise StorageError(
+                    f"cannot open storage {self.uri!r}: {reason} (check --data / MEMBANK_URI)"
+                ) from exc
+        return self._connection
+
+    def _absent(self) -> bool:
+        """Return True for a local store folder that does not exist (reads find nothing there
+        and leave no folder behind, so a mistyped path is not turned into an empty store)."""
+        local = self.uri.removeprefix("file://")
+        return "://" not in local and not os.path.exists(local)
+
+    def _prune_table(self, table: Any) -> None:
+        def attempt() -> None:
+            table.checkout_latest()
+            with self._writing(table):
+                maintenance.finish_deletion(table, self.tuning)
+            table.checkout_latest()
+            # streaming readers (exports) and writes in flight hold the table shared: wait
+            with pruning(self.uri, table.name):
+                maintenance.drop_old_versions(
+                    table.to_lance(), timedelta(0), delete_unverified=self._delete_unverified
+                )
+            table.checkout_latest()
+
+        try:
+            self.tuning.retry.run(attempt, reset=table.checkout_latest)
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"pruning old versions failed: {exc}") from exc

@@ -1,0 +1,83 @@
+"""The bank registry: one LanceDB table, a row per bank (id, account, name, type, JSON body)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from memory.models import Bank
+from memory.store import filters
+from memory.store.connection import Connection
+from memory.store.schema import BANKS_SCHEMA
+
+REGISTRY = "banks"
+
+
+class Registry(Connection):
+    """The bank registry of a store (`LanceStore` adds the entries tables)."""
+
+    def _registry(self, *, create: bool = True) -> Any:
+        if REGISTRY not in self._tables:
+            if not create and self._absent():
+                return None
+            try:
+                table = self._db.open_table(REGISTRY)
+            except ValueError:
+                if not create:
+                    return None
+                table = self._db.create_table(REGISTRY, schema=BANKS_SCHEMA, exist_ok=True)
+            self._tables[REGISTRY] = table
+        table = self._tables[REGISTRY]
+        table.checkout_latest()
+        return table
+
+    def put_bank(self, bank: Bank) -> None:
+        """Insert or replace a bank record."""
+        row = {
+            "id": bank.id,
+            "account": bank.account,
+            "name": bank.name,
+            "type": bank.type,
+            "body": bank.model_dump_json(),
+        }
+        self.put_bank_raw(row)
+
+    def put_bank_raw(self, row: dict[str, str]) -> None:
+        """Insert or replace a registry row as is (migrations and legacy fixtures)."""
+        data = pa.Table.from_pylist([row], schema=BANKS_SCHEMA)
+        table = self._registry()
+        with self._writing(table):
+            (
+                table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
+
+    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
+        predicate = filters.conjoin(filters.equals("account", account), where)
+        registry = self._registry(create=False)
+        if registry is None:
+            return []
+        table = self._on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
+        return [json.loads(body) for body in table.column("body").to_pylist()]
+
+    def all_bank_rows(self) -> list[dict[str, Any]]:
+        """Return every registry row of every account (sweeps; never shown to a user)."""
+        registry = self._registry(create=False)
+        if registry is None:
+            return []
+        table = self._on_latest(registry, lambda t: t.to_lance().to_table(columns=["body"]))
+        return [json.loads(body) for body in table.column("body").to_pylist()]
+
+    def delete_bank_record(self, account: str, bank_id: str) -> None:
+        """Remove a bank from the registry and prune the registry's old versions."""
+        table = self._registry()
+        where = filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
+        assert where is not None
+        with self._writing(table):
+            self.tuning.retry.run(lambda: table.delete(where), reset=table.checkout_latest)
+        self._prune_table(table)
