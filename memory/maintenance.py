@@ -56,6 +56,8 @@ class BankHealth(BaseModel):
     """Old table versions that hold a row the latest version deleted."""
     old_versions: int = 0
     """Old table versions kept (clean ones too: writes keep them for 7 days)."""
+    stale_segments: int = 0
+    """Index segments still holding keys and words of a fragment a delete removed whole."""
     stored: Counters | None = None
     derived: Counters | None = None
     problems: list[str] = Field(default_factory=list)
@@ -145,6 +147,7 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
             "deleted_rows": found.deleted_rows,
             "stale_versions": found.stale_versions,
             "old_versions": found.old_versions,
+            "stale_segments": found.stale_segments,
         }
     )
     problems: list[str] = []
@@ -152,6 +155,10 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
         problems.append(f"{found.deleted_rows} deleted rows are still in the data files")
     if found.stale_versions:
         problems.append(f"{found.stale_versions} old table versions hold deleted rows")
+    if found.stale_segments:
+        problems.append(
+            f"{found.stale_segments} index segments still hold keys and words of deleted rows"
+        )
     return _with_counters(ctx, bank, health, problems)
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ from memory.cli import main
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
-from memory.store import filters
+from memory.store import LanceStore, StoreTuning, filters
+from memory.testing import hashing_embedder
 
 
 @pytest.fixture(autouse=True)
@@ -268,3 +270,34 @@ def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
     assert maintenance.maintain_bank(ctx, bank).pruned
     assert _files_containing(data, needle.encode()) == []
     assert maintenance.verify_bank(ctx, bank).clean
+
+
+def test_verify_reports_index_segments_that_still_hold_a_deleted_fragment(
+    tmp_path: Path,
+) -> None:
+    """A delete that removes a whole fragment under a segment covering other fragments too
+    leaves its keys and words in that segment, with no deletion file: once the old versions
+    and the mark are gone, only the segment tells, and verify says so."""
+    data = str(tmp_path / "db")
+    unindexed = StoreTuning(reindex_every=10_000, loose_fragments=10_000)
+    ctx = Context(store=LanceStore(data, tuning=unindexed), embedder=hashing_embedder)
+    needle = "qxsegmentneedle"
+    bank = _with_secret(ctx, "chat", needle)  # three writes, three fragments, none indexed
+    table = ctx.store.entries_table(bank.id)
+    assert table is not None
+    # another process indexes the three writes as one segment
+    table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
+    _delete_unpruned(ctx, bank, needle)  # drops the secret's fragment from the manifest
+    table.checkout_latest()
+    table.to_lance().cleanup_old_versions(older_than=timedelta(0))  # versions: gone
+    ctx.store.mark_deletion(bank.id, pending=False)  # and no mark left to tell
+
+    code, out, err = _cli(data, "verify", "chat", "--json")
+    (row,) = json.loads(out)
+    assert code == 1 and row["clean"] is False
+    assert (row["deleted_rows"], row["stale_versions"]) == (0, 0)
+    assert row["stale_segments"] > 0
+    assert "index segments still hold keys and words of deleted rows" in err
+
+    assert _cli(data, "maintain", "chat")[0] == 0
+    assert _cli(data, "verify", "chat")[0] == 0

@@ -81,7 +81,8 @@ def _report(args: argparse.Namespace, results: list[BankHealth], command: str) -
 
 def _headers(command: str) -> list[str]:
     done = ["pruned", "repaired"] if command == "maintain" else []
-    return ["bank", "status", "deleted rows", "stale versions", "old versions", *done]
+    stale = ["stale versions", "stale segments"]
+    return ["bank", "status", "deleted rows", *stale, "old versions", *done]
 
 
 def _row(health: BankHealth, command: str) -> list[object]:
@@ -94,6 +95,7 @@ def _row(health: BankHealth, command: str) -> list[object]:
         status,
         health.deleted_rows,
         health.stale_versions,
+        health.stale_segments,
         health.old_versions,
     ]
     if command == "maintain":
