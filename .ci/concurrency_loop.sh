@@ -4,7 +4,7 @@
 # pruning one table; S3 on moto: two processes compacting one partition, writers + prunes)
 cd "$1"
 export LITELLM_LOCAL_MODEL_COST_MAP=True PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_HOME=$PWD/.prefect DEEPEVAL_TELEMETRY_OPT_OUT=YES
-out=${2:-/tmp/membank-loop}; mkdir -p "$out"; log=$out/loop.log
+out=${2:-$(mktemp -d)}; mkdir -p "$out"; log=$out/loop.log
 : > $log
 echo "commit $(git rev-parse --short HEAD) start $(date -u +%T)" >> $log
 for i in $(seq 20); do
@@ -13,3 +13,5 @@ for i in $(seq 20); do
   echo "run $i ok $(date -u +%T)" >> $log
 done
 echo "done $(date -u +%T)" >> $log
+cat "$log"
+! grep -q FAIL "$log"
