@@ -39,25 +39,28 @@ def _target(parser: argparse.ArgumentParser) -> None:
 
 
 def _maintain(args: argparse.Namespace) -> int:
-    from memory import banks, maintenance
-
-    ctx = context(args)
-    if args.all:
-        results = maintenance.maintain_all(ctx, banks.list_banks(ctx))
-    else:  # one bank: its error is the command's (exit 3 when it does not exist)
-        results = [maintenance.maintain_bank(ctx, banks.get(ctx, args.bank))]
-    return _report(args, results, "maintain")
+    return _run(args, "maintain")
 
 
 def _verify(args: argparse.Namespace) -> int:
+    return _run(args, "verify")
+
+
+def _run(args: argparse.Namespace, command: str) -> int:
+    """Verify or maintain BANK or every bank; one bank's error is the command's (exit 3
+    when it does not exist), while --all reports each bank's and goes on."""
     from memory import banks, maintenance
 
+    one, every = {
+        "maintain": (maintenance.maintain_bank, maintenance.maintain_all),
+        "verify": (maintenance.verify_bank, maintenance.verify_all),
+    }[command]
     ctx = context(args)
     if args.all:
-        results = maintenance.verify_all(ctx, banks.list_banks(ctx))
+        results = every(ctx, banks.list_banks(ctx))
     else:
-        results = [maintenance.verify_bank(ctx, banks.get(ctx, args.bank))]
-    return _report(args, results, "verify")
+        results = [one(ctx, banks.get(ctx, args.bank))]
+    return _report(args, results, command)
 
 
 def _report(args: argparse.Namespace, results: list[BankHealth], command: str) -> int:

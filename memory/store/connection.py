@@ -13,7 +13,7 @@ import lancedb
 
 from memory.errors import StorageError
 from memory.store import maintenance
-from memory.store.locks import pruning, writing
+from memory.store.locks import is_local, pruning, writing
 from memory.store.maintenance import StoreTuning
 from memory.store.races import STORAGE_ERRORS
 
@@ -41,9 +41,8 @@ class Connection:
         self._storage_options = storage_options
         self._connection: Any = None
         self._tables: dict[str, Any] = {}
-        local = "://" not in uri or uri.startswith("file://")
         unverified = self.tuning.delete_unverified
-        self._delete_unverified = local if unverified is None else unverified
+        self._delete_unverified = is_local(uri) if unverified is None else unverified
 
     def _on_latest(self, table: Any, action: Callable[[Any], T]) -> T:
         """Run a short read or commit; if another process pruned the files under it, reload

@@ -55,8 +55,12 @@ class LanceStore(Registry):
         The table owns its vectors' width from then on (`vector_dims`): no caller passes it.
         """
         if self._entries(bank_id) is None:
-            name = entries_table_name(bank_id)
-            self._tables[name] = self._create_entries_table(name, dims)
+            self._provision(bank_id, dims)
+
+    def _provision(self, bank_id: str, dims: int) -> Any:
+        name = entries_table_name(bank_id)
+        table = self._tables[name] = self._create_entries_table(name, dims)
+        return table
 
     def entries_table(self, bank_id: str) -> Any | None:
         """Return a bank's LanceDB table at its latest version (None: no table), to inspect
@@ -118,9 +122,9 @@ class LanceStore(Registry):
         piled up (`maintenance.index_new_rows`), so index segments stay bounded.
         """
         dims = int(rows.schema.field("vector").type.list_size)
-        self.create_entries_table(bank_id, dims)
         table = self._entries(bank_id)
-        assert table is not None
+        if table is None:  # not `or`: an empty table is falsy (len() counts its rows)
+            table = self._provision(bank_id, dims)
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
         for start in range(0, max(data.num_rows, 1), step):

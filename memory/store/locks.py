@@ -32,7 +32,8 @@ _local_locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
 
-def _is_local(uri: str) -> bool:
+def is_local(uri: str) -> bool:
+    """Return True for a local folder (where these locks hold across processes)."""
     return "://" not in uri or uri.startswith("file://")
 
 
@@ -153,7 +154,7 @@ def pruning(uri: str, table: str) -> AbstractContextManager[None]:
 
 @contextmanager
 def _versions_lock(uri: str, table: str, *, shared: bool) -> Iterator[None]:
-    if not _is_local(uri):
+    if not is_local(uri):
         yield
         return
     with _file_lock(uri, f"{table}.versions", None, shared=shared):
@@ -162,7 +163,7 @@ def _versions_lock(uri: str, table: str, *, shared: bool) -> Iterator[None]:
 
 @contextmanager
 def _named_lock(uri: str, name: str, timeout: float | None) -> Iterator[bool]:
-    if _is_local(uri):
+    if is_local(uri):
         with _file_lock(uri, name, timeout) as held:
             yield held
         return
