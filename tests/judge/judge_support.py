@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.context import Context
 
 SOURCE = [
     "Dana: Hi there!",
@@ -179,3 +183,16 @@ def judge_server(script: JudgeScript) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def run_cli(*args: str, context: Context) -> tuple[int, str, str]:
+    """Run membank in this process on `context`; (code, stdout, stderr), argparse's exit too."""
+    from flows.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(args), context=lambda data: context)
+        except SystemExit as exc:  # argparse refuses bad arguments by exiting
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()

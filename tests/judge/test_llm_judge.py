@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from judge_support import (
     FAITHFUL,
@@ -12,7 +10,6 @@ from judge_support import (
     SECOND_SUMMARY,
     SOURCE,
     JudgeScript,
-    judge_server,
 )
 
 from memory.judge import CRITERIA, Evaluation, evaluate, judge_calls
@@ -22,25 +19,6 @@ from memory.testing import HashingEmbedder
 
 MODEL = "openai/judge-test"
 SETTINGS = Settings(llm_retries=0, llm_timeout=20)
-
-
-@pytest.fixture
-def script() -> JudgeScript:
-    return JudgeScript()
-
-
-@pytest.fixture
-def served(script: JudgeScript, monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeScript]:
-    """The scripted judge on 127.0.0.1, litellm's openai provider pointed at it."""
-    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
-    previous = llm.allow_model_requests(True)
-    with judge_server(script) as url:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        monkeypatch.setenv("OPENAI_BASE_URL", url)
-        try:
-            yield script
-        finally:
-            llm.allow_model_requests(previous)
 
 
 def judged(
