@@ -187,6 +187,11 @@ class LanceStore(Registry, KeyTable):
         table = self._entries(bank_id)
         return 0 if table is None else len(table.list_versions())
 
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the bank's table (None: it has no table)."""
+        table = self._entries(bank_id)
+        return None if table is None else int(table.version)
+
     def scan(
         self,
         bank_id: str,
