@@ -32,6 +32,7 @@ def streamlit_command(port: int) -> list[str]:
         "--server.address", "127.0.0.1",
         "--server.port", str(port),
         "--browser.gatherUsageStats", "false",
+        "--client.toolbarMode", "minimal",
     ]  # fmt: skip
 
 
