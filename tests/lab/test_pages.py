@@ -8,10 +8,10 @@ from datetime import timedelta
 from lab_support import OpenPage
 
 from lab.ui import CONTEXT_KEY
-from memory import banks, entries
+from memory import banks, entries, export
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.models import BankCreate, EntryIn
+from memory.models import BankCreate, BankUpdate, EntryIn
 
 
 def fixture_bank(ctx: Context, clock: FixedClock) -> None:
@@ -96,3 +96,23 @@ def test_statistics_page_shows_cards_charts_and_tables(
     # 0 to 7 days old: the frame starts exactly 7 days ago, inclusive
     assert {m.label: m.value for m in app.metric}["Total entries"] == "8"
     assert app.session_state[CONTEXT_KEY] is ctx
+
+
+def test_banks_page_compacts_now_exports_and_deletes_the_source_after_confirmation(
+    open_page: OpenPage, ctx: Context, clock: FixedClock
+) -> None:
+    fixture_bank(ctx, clock)
+    banks.update(ctx, "support", BankUpdate(compaction_prompt="Keep every number.", max_turns=2))
+    app = open_page("banks")
+    app.button(key="cfg_compact").click().run()
+    assert not app.exception, app.exception
+    assert banks.get(ctx, "support").summary_count == 3  # one per key, each over 2 turns
+    assert any("compacted" in m.value for m in app.markdown)
+    assert any("entries, about" in m.value for m in app.markdown)  # the export estimate
+    app.button(key="cfg_export").click().run()
+    assert app.get("download_button"), "the export is offered for download"
+    assert app.button(key="cfg_reset").disabled  # not before the confirmation
+    next(c for c in app.checkbox if (c.key or "").startswith("cfg_sure")).check().run()
+    app.button(key="cfg_reset").click().run()
+    assert export.count_entries(ctx, banks.get(ctx, "support")) == 0
+    assert banks.get(ctx, "support").compaction_prompt == "Keep every number."
