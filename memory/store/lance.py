@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from memory.errors import StorageError
 from memory.store import audit, indices, maintenance, queries
+from memory.store.keys import KeyTable
 from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
@@ -38,7 +39,7 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore(Registry):
+class LanceStore(Registry, KeyTable):
     """The bank registry and the per-bank entries tables in one LanceDB database.
 
     Args:
@@ -185,6 +186,11 @@ class LanceStore(Registry):
         """Return how many versions of the bank's table are kept (tests of pruning)."""
         table = self._entries(bank_id)
         return 0 if table is None else len(table.list_versions())
+
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the bank's table (None: it has no table)."""
+        table = self._entries(bank_id)
+        return None if table is None else int(table.version)
 
     def scan(
         self,
