@@ -21,6 +21,7 @@ from memory.cli import (
     compaction_cmd,
     data_cmd,
     entries_cmd,
+    judge_cmd,
     maintain_cmd,
     mcp_cmd,
     memory_cmd,
@@ -43,6 +44,7 @@ MODULES: list[CommandModule] = [
     maintain_cmd,
     memory_cmd,
     mcp_cmd,
+    judge_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
