@@ -22,6 +22,7 @@ from memory.cli import (
     data_cmd,
     entries_cmd,
     judge_cmd,
+    lab_cmd,
     maintain_cmd,
     mcp_cmd,
     memory_cmd,
@@ -45,6 +46,7 @@ MODULES: list[CommandModule] = [
     memory_cmd,
     mcp_cmd,
     judge_cmd,
+    lab_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
