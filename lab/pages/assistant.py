@@ -5,13 +5,13 @@ Nothing changes until Accept. After a proposal, one click tests its compaction p
 from __future__ import annotations
 
 import streamlit as st
-from memory.assistant import Proposal, accept, propose
-from memory.lab import BankSource, SyntheticSource, run_test
 
 from lab import ui
 from lab.run_view import plain, show_run
 from memory import banks
+from memory.assistant import Proposal, accept, propose
 from memory.export import count_entries
+from memory.lab import BankSource, SyntheticSource, run_test
 from memory.models import BankType
 
 NEW, EXISTING = "A new bank", "An existing bank"

@@ -4,6 +4,10 @@ entries, judge the summary, compare two prompts, and list saved runs. Changes no
 from __future__ import annotations
 
 import streamlit as st
+
+from lab import ui
+from lab.run_view import show_pair, show_run
+from memory import banks
 from memory.judge import MAX_RUNS
 from memory.lab import (
     BankSource,
@@ -14,10 +18,6 @@ from memory.lab import (
     preview,
     run_test,
 )
-
-from lab import ui
-from lab.run_view import show_pair, show_run
-from memory import banks
 from memory.models import BankType
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
