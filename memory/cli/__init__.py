@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from memory.cli import (
     banks_cmd,
+    chat_cmd,
     compaction_cmd,
     data_cmd,
     entries_cmd,
@@ -41,6 +42,7 @@ MODULES: list[CommandModule] = [
     compaction_cmd,
     maintain_cmd,
     memory_cmd,
+    chat_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
