@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from memory.cli import (
     banks_cmd,
+    chat_cmd,
     compaction_cmd,
     data_cmd,
     entries_cmd,
@@ -47,6 +48,7 @@ MODULES: list[CommandModule] = [
     mcp_cmd,
     judge_cmd,
     lab_cmd,
+    chat_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
