@@ -23,6 +23,8 @@ from memory.cli import (
     data_cmd,
     entries_cmd,
     maintain_cmd,
+    mcp_cmd,
+    memory_cmd,
 )
 from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
@@ -40,6 +42,8 @@ MODULES: list[CommandModule] = [
     data_cmd,
     compaction_cmd,
     maintain_cmd,
+    memory_cmd,
+    mcp_cmd,
     agents_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
