@@ -17,6 +17,7 @@ from typing import Any, NoReturn, Protocol
 from pydantic import ValidationError
 
 from memory.cli import (
+    agents_cmd,
     banks_cmd,
     chat_cmd,
     compaction_cmd,
@@ -49,6 +50,7 @@ MODULES: list[CommandModule] = [
     judge_cmd,
     lab_cmd,
     chat_cmd,
+    agents_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
