@@ -35,7 +35,9 @@ def test_compact_now_is_a_job_whose_result_says_what_each_partition_did(api: Api
         assert started.status_code == 202
         assert started.json()["status_url"] == f"/jobs/{started.json()['id']}"
         done = wait_job(http, started.json()["status_url"])
-        one_key = http.post(f"/memory_banks/{bank}/compact", json={"key": "c0"}, params={"wait": 10})
+        one_key = http.post(
+            f"/memory_banks/{bank}/compact", json={"key": "c0"}, params={"wait": 10}
+        )
     assert done["status"] == "succeeded" and done["kind"] == "compact"
     assert sorted(r["key"] for r in done["result"]) == ["c0", "c1"]
     assert all(r["status"] == "compacted" for r in done["result"]), done["result"]

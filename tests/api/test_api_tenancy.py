@@ -89,9 +89,7 @@ def test_account_b_gets_404_for_everything_of_account_a(api: Api) -> None:
             response = _send(http, method, path, body)
             assert response.status_code == 404, (method, path, response.text)
             assert "4411" not in response.text and "secret" not in response.text
-            twin = _send(
-                http, method, path.replace(bank, MISSING).replace(entry, MISSING), body
-            )
+            twin = _send(http, method, path.replace(bank, MISSING).replace(entry, MISSING), body)
             assert twin.status_code == 404
             if path.startswith("/memory_banks"):  # same answer as for no such bank
                 assert response.json() == {
