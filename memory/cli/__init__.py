@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from memory.cli import (
     agents_cmd,
+    api_cmd,
     banks_cmd,
     chat_cmd,
     compaction_cmd,
@@ -51,6 +52,7 @@ MODULES: list[CommandModule] = [
     lab_cmd,
     chat_cmd,
     agents_cmd,
+    api_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 
