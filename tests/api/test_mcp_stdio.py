@@ -51,7 +51,7 @@ def test_a_client_over_stdio_lists_creates_writes_searches_and_compacts(tmp_path
                     content=text,
                 )
             seen["hits"] = await tool(
-                "search_memory_bank", memory_bank_id=bank["id"], query="broken water tank", k=1
+                "search_memory_bank", memory_bank_id=bank["id"], text="broken water tank", k=1
             )
             await tool("update_memory_bank", memory_bank_id=bank["id"], max_turns=2)
             seen["compacted"] = await tool("compact_memory_bank_now", memory_bank_id=bank["id"])
@@ -64,7 +64,9 @@ def test_a_client_over_stdio_lists_creates_writes_searches_and_compacts(tmp_path
     assert {"create_memory_bank", "search_memory_bank", "compact_memory_bank_now"} <= set(
         seen["tools"]
     )
-    assert [h["entry"]["content"] for h in seen["hits"]] == ["My order #88213 has a cracked tank."]
+    assert [h["entry"]["content"] for h in seen["hits"]["data"]] == [
+        "My order #88213 has a cracked tank."
+    ]
     assert [(r["key"], r["status"]) for r in seen["compacted"]] == [("customer-1", "compacted")]
     assert "x: Extra inputs are not permitted" in seen["bad"]
 
