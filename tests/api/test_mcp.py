@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -264,3 +265,70 @@ def test_a_crash_is_a_generic_tool_error_not_a_dropped_connection(ctx: Context, 
     text = result.content[0].text  # type: ignore[union-attr]
     assert text == "Error executing tool write_memory_bank_entry"
     assert ok(server, "get_memory_bank", {"memory_bank_id": bank["id"]})["name"] == "g"
+
+
+def test_long_term_memory_tools_keep_users_and_agents_apart(server) -> None:  # type: ignore[no-untyped-def]
+    shared = ok(
+        server,
+        "memory_remember",
+        {"user": "u1", "content": "Prefers concise answers.", "type": "preference"},
+    )
+    own = ok(
+        server,
+        "memory_remember",
+        {"user": "u1", "agent": "support", "scope": "agent", "content": "Ticket 42 is open."},
+    )
+    ok(server, "memory_remember", {"user": "u2", "content": "Prefers long answers."})
+
+    def recalled(**who: str) -> list[str]:
+        found = ok(server, "memory_recall", {**who, "query": "answers and tickets", "k": 10})
+        return sorted(m["memory"]["content"] for m in found["data"])
+
+    assert recalled(user="u1", agent="support") == [
+        "Prefers concise answers.",
+        "Ticket 42 is open.",
+    ]
+    assert recalled(user="u1", agent="billing") == ["Prefers concise answers."]
+    assert recalled(user="u2") == ["Prefers long answers."]
+    assert (shared["type"], own["scope"]) == ("preference", "agent")
+
+    hidden = fails(
+        server, "memory_forget", {"user": "u1", "agent": "billing", "memory_id": own["id"]}
+    )
+    assert "not found" in hidden
+    gone = ok(server, "memory_forget", {"user": "u1", "agent": "support", "memory_id": own["id"]})
+    assert gone["id"] == own["id"]
+    assert recalled(user="u1") == ["Prefers concise answers."]
+    bad = fails(server, "memory_remember", {"user": "u1", "content": "x", "type": "mood"})
+    assert "type" in bad and "preference" in bad
+
+
+def test_an_export_runs_as_a_job_and_reads_back(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+    bank = ok(server, "create_memory_bank", {"name": "g", "type": "general"})
+    for key in ("a", "b"):
+        ok(server, "write_memory_bank_entry", {"memory_bank_id": "g", "key": key, "content": key})
+    started = ok(
+        server,
+        "create_resource_export",
+        {"resource_type": "memory_bank", "resource_id": "g", "filters": {"key": "b"}},
+    )
+    assert (started["status"], started["resource_id"], started["entries"]) == (
+        "succeeded",
+        bank["id"],
+        1,
+    )
+    assert ok(server, "get_resource_export", {"export_id": started["id"]}) == started
+    content = ok(server, "read_resource_export", {"export_id": started["id"]})
+    document = json.loads(content["content"])
+    assert content["bytes"] == len(content["content"].encode())
+    assert document["bank"]["id"] == bank["id"]
+    assert [e["key"] for e in document["entries"]] == ["b"]
+    assert "not permitted" in fails(
+        server,
+        "create_resource_export",
+        {"resource_type": "memory_bank", "resource_id": "g", "x": 1},
+    )
+    assert "resource_type" in fails(
+        server, "create_resource_export", {"resource_type": "agent", "resource_id": "g"}
+    )
+    assert "not found" in fails(server, "get_resource_export", {"export_id": "nope"})

@@ -63,7 +63,7 @@ def live(tmp_path: Path, clock: FixedClock) -> Iterator[Server]:
         yield Server(running.url, base, acme.key, acme.key_id, beta.key)
 
 
-def test_a_client_with_a_key_creates_writes_searches_compacts_and_exports(live: Server) -> None:
+def test_a_client_with_a_key_creates_writes_recalls_compacts_and_exports(live: Server) -> None:
     async def work() -> dict[str, Any]:
         seen: dict[str, Any] = {}
         async with http_client(f"{live.url}/mcp", **{"X-API-Key": live.acme_key}) as client:
@@ -89,6 +89,8 @@ def test_a_client_with_a_key_creates_writes_searches_compacts_and_exports(live: 
             seen["hits"] = await tool(
                 "search_memory_bank", memory_bank_id=bank["id"], text="order 88212", k=1
             )
+            await tool("memory_remember", user="dana", content="Dana's order number is 88213.")
+            seen["recalled"] = await tool("memory_recall", user="dana", query="order", k=3)
             await tool("update_memory_bank", memory_bank_id=bank["id"], max_turns=2)
             seen["compacted"] = await tool("compact_memory_bank_now", memory_bank_id=bank["id"])
             seen["export"] = await tool(
@@ -96,6 +98,9 @@ def test_a_client_with_a_key_creates_writes_searches_compacts_and_exports(live: 
             )
         async with http_client(f"{live.url}/mcp", Authorization=f"Bearer {live.beta_key}") as other:
             seen["beta_list"] = structured(await other.call_tool("list_memory_banks", {}))
+            seen["beta_recall"] = structured(
+                await other.call_tool("memory_recall", {"user": "dana", "query": "order"})
+            )
             seen["beta_get"] = error_text(
                 await other.call_tool("get_memory_bank", {"memory_bank_id": bank["id"]})
             )
@@ -112,7 +117,8 @@ def test_a_client_with_a_key_creates_writes_searches_compacts_and_exports(live: 
     )
     assert [(r["key"], r["status"]) for r in seen["compacted"]] == [("customer-1", "compacted")]
     assert seen["export"]["status"] == "succeeded" and seen["export"]["entries"] >= 2
-    assert seen["beta_list"]["total"] == 0
+    assert [m["memory"]["user"] for m in seen["recalled"]["data"]] == ["dana"]
+    assert seen["beta_list"]["total"] == 0 and seen["beta_recall"]["data"] == []
     assert "not found: no memory bank" in seen["beta_get"]
 
     rest = httpx.Client(base_url=live.url, headers={"X-API-Key": live.acme_key})

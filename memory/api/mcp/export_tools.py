@@ -30,7 +30,7 @@ class ExportContent(BaseModel):
     id: str
     format: str
     bytes: int
-    content: str = Field(description="The export file (JSON lines: a header, then entries).")
+    content: str = Field(description="The export file: one JSON document (bank, entries).")
 
 
 def create_resource_export(ctx: Context, args: StartExport, state: ApiState) -> ResourceExport:

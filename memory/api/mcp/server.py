@@ -7,19 +7,21 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from memory.api.mcp import bank_tools, entry_tools, export_tools
+from memory.api.mcp import bank_tools, entry_tools, export_tools, memory_tools
 from memory.api.mcp.tooling import AccountOf, Toolkit
 from memory.api.state import ApiState
 
 INSTRUCTIONS = (
     "membank: memory banks for agents. list_memory_banks gives the ids the other tools take "
     "as memory_bank_id. Write entries with write_memory_bank_entry, find them with "
-    "search_memory_bank, read a conversation with load_memory_bank_thread."
+    "search_memory_bank, read a conversation with load_memory_bank_thread. Long-term memories "
+    "of a user: memory_remember, memory_recall, memory_forget."
 )
 TOOL_GROUPS: Sequence[Sequence[Callable[..., Any]]] = (
     bank_tools.TOOLS,
     entry_tools.TOOLS,
     export_tools.TOOLS,
+    memory_tools.TOOLS,
 )
 
 
