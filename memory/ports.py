@@ -126,6 +126,10 @@ class Store(Protocol):
         """Return how many versions of the table are kept."""
         ...
 
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the table (None: the bank has no table)."""
+        ...
+
     def scan(
         self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
     ) -> pa.Table:

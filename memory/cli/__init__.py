@@ -16,7 +16,16 @@ from typing import Any, NoReturn, Protocol
 
 from pydantic import ValidationError
 
-from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, lab_cmd, maintain_cmd
+from memory.cli import (
+    banks_cmd,
+    compaction_cmd,
+    data_cmd,
+    entries_cmd,
+    lab_cmd,
+    maintain_cmd,
+    mcp_cmd,
+    memory_cmd,
+)
 from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
@@ -33,6 +42,8 @@ MODULES: list[CommandModule] = [
     data_cmd,
     compaction_cmd,
     maintain_cmd,
+    memory_cmd,
+    mcp_cmd,
     lab_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""

@@ -1,0 +1,68 @@
+"""The per-user wipe (right to be forgotten): every layer deletes the user's rows for good.
+
+Each layer has a wiper, `wipe_user(ctx, user) -> list[TableWipe]`, that deletes the user's
+rows from its tables and prunes them (no old table version keeps them), so no read path
+(recall, search, load, stats, export) nor any table file holds them afterwards. `WIPERS`
+lists them; `wipe_user` runs each and returns one receipt. A wipe is idempotent: a wipe
+stopped part way (a crash, a full disk) is finished by running it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from memory.layers import longterm
+from memory.layers.memories import check_user
+from memory.layers.receipt import Layer, TableWipe
+
+if TYPE_CHECKING:
+    from memory.context import Context
+
+Wiper = Callable[["Context", str], list[TableWipe]]
+
+WIPERS: tuple[Wiper, ...] = (longterm.wipe_user,)
+"""Every layer's wiper. The working and session layers add theirs here when they land
+(`memory.layers.working.wipe_user`, `memory.layers.session.wipe_user`)."""
+
+
+class WipeReceipt(BaseModel):
+    """What a per-user wipe removed, per table and per layer, and the versions after it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    tables: list[TableWipe]
+    """One line per table the wipe looked at."""
+    counts: dict[Layer, int]
+    """Rows removed per layer."""
+    finished_at: datetime
+
+    @property
+    def rows_removed(self) -> int:
+        """Return how many rows the wipe removed in all."""
+        return sum(table.rows_removed for table in self.tables)
+
+
+def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> WipeReceipt:
+    """Delete every trace of `user` in every layer, for good; returns the receipt.
+
+    Args:
+        ctx: the context (its account is the one wiped).
+        user: the user id.
+        wipers: the layers' wipers (default: all of them).
+
+    Raises:
+        InvalidInput: a blank, too long or multi-line user id.
+        PrunePending: rows are deleted but a prune is due; run the wipe again (or
+            `membank maintain --all`) to finish it.
+    """
+    check_user(user)
+    tables = [line for wiper in wipers for line in wiper(ctx, user)]
+    counts: dict[Layer, int] = {}
+    for line in tables:
+        counts[line.layer] = counts.get(line.layer, 0) + line.rows_removed
+    return WipeReceipt(user=user, tables=tables, counts=counts, finished_at=ctx.clock.now())
