@@ -198,7 +198,16 @@ def run_loaded(
     )
     if save:
         progress("saving the run")
-        ctx.store.put_lab_run(ctx.account, run.id, run.bank, run.created_at, run.model_dump_json())
+        copied = loaded.entries if loaded.stored else []
+        ctx.store.put_lab_run(
+            ctx.account,
+            run.id,
+            run.bank,
+            run.created_at,
+            run.model_dump_json(),
+            entry_ids=[e.id for e in copied],
+            oldest=min((e.created_at for e in copied), default=None),
+        )
     return run
 
 
