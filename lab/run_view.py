@@ -69,11 +69,11 @@ def show_evaluation(evaluation: Evaluation) -> None:
     for criterion in evaluation.criteria:
         row = {
             "criterion": criterion.name,
-            "score": round(criterion.score, 2),
+            "score": f"{criterion.score:.2f}",
             "reason": criterion.error or criterion.reason,
         }
         if evaluation.runs > 1:
-            row["spread"] = round(criterion.spread, 2)
+            row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
     st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
     for flag in evaluation.flags:
