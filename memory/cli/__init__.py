@@ -23,6 +23,7 @@ from memory.cli import (
     data_cmd,
     entries_cmd,
     maintain_cmd,
+    mcp_cmd,
     memory_cmd,
 )
 from memory.cli.args import ContextFactory, open_storage
@@ -42,6 +43,7 @@ MODULES: list[CommandModule] = [
     compaction_cmd,
     maintain_cmd,
     memory_cmd,
+    mcp_cmd,
     chat_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""

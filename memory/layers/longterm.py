@@ -255,7 +255,9 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
-        return []
+        return [
+            TableWipe(layer="long_term", table=LONG_TERM_BANK, rows_removed=0, version_after=None)
+        ]
     where = filters.equals("key", user)
     removed = ctx.store.count(bank.id, where)
     if removed:
@@ -265,7 +267,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     return [
         TableWipe(
             layer="long_term",
-            table=bank.id,
+            table=bank.name,
             rows_removed=removed,
             version_after=ctx.store.table_version(bank.id),
         )
