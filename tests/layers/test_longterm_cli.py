@@ -78,7 +78,7 @@ def test_remember_recall_list_and_forget(ctx: Context) -> None:
         (["remember", "--user", "ann", "--scope", "team", "tea"], "unknown scope"),
         (["remember", "tea"], "--user"),
         (["recall", "--user", "ann", "tea", "-k", "0"], "use 1 or more"),
-        (["recall", "--user", "ann", "tea", "-k", "101"], "between 1 and 100"),
+        (["recall", "--user", "ann", "tea", "-k", "1001"], "between 1 and 1000"),
     ],
 )
 def test_bad_input_is_exit_2_with_a_message_and_stores_nothing(
