@@ -44,4 +44,3 @@ def existing_bank(ctx: Context, name: str) -> Bank | None:
         return banks.get(ctx, name)
     except NotFound:
         return None
-
