@@ -14,6 +14,11 @@ from memory.stats_bins import histograms
 FRAMES = {"Last 7 days": 7, "Last 30 days": 30, "Last 90 days": 90, "Last 365 days": 365}
 CUSTOM = "Custom range"
 
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 st.title("Statistics")
 ctx = ui.context()
 bank = ui.pick_bank(ctx)
@@ -48,7 +53,9 @@ with ui.reported():
         rest = cards[3:]
     first, last = found.first_entry_at, found.last_entry_at
     rest[0].metric(
-        "Date range", f"{first:%Y-%m-%d} to {last:%Y-%m-%d}" if first and last else "no entries"
+        "Date range",
+        f"{first:%b %d} - {last:%b %d}" if first and last else "no entries",
+        help=f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else None,
     )
     rest[1].metric(
         "Compaction summaries",
@@ -81,8 +88,11 @@ with ui.reported():
                 st.caption(f"{title}: no entries in the time frame")
     st.dataframe(
         [
-            {"distribution": title, **{m: getattr(d, m) for m in ("avg", "p95", "min", "max")}}
-            for title, _, d, _ in charts
+            {
+                "distribution": f"{title} ({unit})",
+                **{m: _rounded(getattr(d, m)) for m in ("avg", "p95", "min", "max")},
+            }
+            for title, _, d, unit in charts
         ],
         hide_index=True,
     )
