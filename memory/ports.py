@@ -181,3 +181,17 @@ class Store(Protocol):
     def deletion_audit(self, bank_id: str) -> DeletionAudit:
         """Return what deleted data the table's files still hold, from every kept version."""
         ...
+
+    def put_lab_run(
+        self, account: str, run_id: str, bank_id: str | None, created_at: datetime, body: str
+    ) -> None:
+        """Insert or replace a saved compaction test run (`memory.store.lab_runs`)."""
+        ...
+
+    def lab_run_bodies(self, account: str, bank_id: str | None = None) -> list[str]:
+        """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
+        ...
+
+    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> None:
+        """Delete the account's saved test runs (of one bank) for good."""
+        ...

@@ -80,6 +80,11 @@ class Guard:
 
         async def stamped(message: Message) -> None:
             nonlocal started
+            if received > self.max_body:  # the app answered an unfinished body: replace it
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await _answer(send, 413, "payload_too_large", self._too_large(), extra)
+                return
             if message["type"] == "http.response.start":
                 started = True
                 message["headers"] = [*message.get("headers", []), *extra]

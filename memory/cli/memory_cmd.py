@@ -18,12 +18,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     remember = sub.add_parser("remember", parents=[common], help="store a memory of a user")
     _who(remember)
-    remember.add_argument("--scope", choices=["user", "agent"], default="user", help=SCOPE_HELP)
+    remember.add_argument("--scope", default="user", help=SCOPE_HELP)
     remember.add_argument(
         "--memory-type",
-        choices=["fact", "preference", "relationship", "instruction"],
         default="fact",
-        help="what kind of memory (default fact)",
+        help="fact (default), preference, relationship or instruction",
     )
     remember.add_argument(
         "--tag", action="append", default=[], dest="tags", help="a keyword; repeat for more"

@@ -65,9 +65,8 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
     Raises:
         InvalidInput: a bank of that name exists but is not a general bank.
     """
-    try:
-        bank = banks.get(ctx, LONG_TERM_BANK)
-    except NotFound:
+    bank = _named(ctx)
+    if bank is None:
         if not create:
             return None
         request = BankCreate(
@@ -87,6 +86,16 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
             "general one: rename that bank (`membank bank update ... --name NEW`)"
         )
     return bank
+
+
+def _named(ctx: Context) -> Bank | None:
+    """Return the bank of that name with one registry read (`banks.get` tries ids first)."""
+    rows = ctx.store.bank_rows(ctx.account, filters.equals("name", LONG_TERM_BANK))
+    if not rows:
+        return None
+    if "max_age_days" in rows[0]:  # a legacy record: let the bank service migrate it
+        return banks.get(ctx, rows[0]["id"])
+    return Bank.model_validate(rows[0])
 
 
 def remember(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.layers import longterm
+from memory.layers import longterm, session, working
 from memory.layers.memories import check_user
 from memory.layers.receipt import Layer, TableWipe
 
@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 Wiper = Callable[["Context", str], list[TableWipe]]
 
-WIPERS: tuple[Wiper, ...] = (longterm.wipe_user,)
-"""Every layer's wiper. The working and session layers add theirs here when they land
-(`memory.layers.working.wipe_user`, `memory.layers.session.wipe_user`)."""
+WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
+"""Every layer's wiper. Working memory goes before session memory: a session merge reads the
+user's turns under the lock the session wiper takes, so once both ran no merge can write a
+summary of the wiped user."""
 
 
 class WipeReceipt(BaseModel):
