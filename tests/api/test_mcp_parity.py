@@ -7,6 +7,7 @@ MCP. The answers must match field for field, except the fields that differ by na
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,16 @@ from memory.context import Context
 from memory.store import LanceStore
 from memory.testing import hashing_embedder
 
-VOLATILE = {"id", "bank_id", "account", "summary_id", "resource_id", "status_url", "download_url"}
+VOLATILE = {
+    "id",
+    "bank_id",
+    "bank",
+    "account",
+    "summary_id",
+    "resource_id",
+    "status_url",
+    "download_url",
+}
 CURRENT = {"Seclai-Version": "2026-08-03"}
 WITH_REST_TWIN = {
     "create_memory_bank",
@@ -42,8 +52,15 @@ WITH_REST_TWIN = {
     "compact_memory_bank_now",
     "delete_memory_bank_source",
     "delete_memory_bank",
+    "test_memory_bank_compaction",
+    "generate_memory_bank_config",
+    "accept_memory_bank_config",
+    "memory_remember",
+    "memory_recall",
+    "memory_forget",
+    "read_resource_export",
 }
-"""Every tool with a REST endpoint (memory_* wait for the REST layer endpoints)."""
+"""Every tool: each has a REST endpoint (read_resource_export: the download's)."""
 
 
 def normalised(value: Any) -> Any:
@@ -89,7 +106,7 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
     rest = httpx.Client(base_url=url, headers={"X-API-Key": acme, **CURRENT}, timeout=60)
     pairs: list[tuple[str, Any, Any]] = []
 
-    async def work() -> None:
+    async def work() -> set[str]:
         async with http_client(f"{url}/mcp", **{"X-API-Key": beta}) as mcp:
             sides = Sides(rest, mcp)
 
@@ -190,6 +207,17 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
                 "GET",
                 f"/authenticated/resource-exports/{exported[0]['id']}",
             )
+            download = rest.get(exported[0]["download_url"]).json()
+            read = structured(
+                await mcp.call_tool("read_resource_export", {"export_id": exported[1]["id"]})
+            )
+            pairs.append(("read_resource_export", download, json.loads(read["content"])))
+            trial = {"compaction_prompt": "Keep order numbers.", "key": "c1", "max_turns": 1}
+            job = rest.post(f"/memory_banks/{a}/test-compaction", params={"wait": 30}, json=trial)
+            tried = structured(
+                await mcp.call_tool("test_memory_bank_compaction", {"memory_bank_id": b, **trial})
+            )
+            pairs.append(("test_memory_bank_compaction", job.json()["result"], tried))
             two = {"max_turns": 1}
             await step(
                 "update_memory_bank",
@@ -204,6 +232,43 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
             )
             pairs.append(("compact_memory_bank_now", job["result"], compacted))
             assert job["status"] == "succeeded" and compacted[0]["status"] == "compacted"
+            ask = {"description": "meeting notes, about 10 a week", "type": "conversation"}
+            proposals = await step(
+                "generate_memory_bank_config",
+                ask,
+                "POST",
+                "/memory_banks/generate_memory_bank_config",
+                json=ask,
+            )
+            await step(
+                "accept_memory_bank_config",
+                {"memory_bank_id": b, "proposal": proposals[1]},
+                "POST",
+                f"/memory_banks/{a}/generate_memory_bank_config/accept",
+                json={"proposal": proposals[0]},
+            )
+            fact = {"content": "Dana prefers e-mail.", "type": "preference", "tags": ["contact"]}
+            kept = await step(
+                "memory_remember",
+                {"user": "dana", **fact},
+                "POST",
+                "/users/dana/memories",
+                json=fact,
+            )
+            recall = {"query": "how to contact Dana", "k": 3}
+            await step(
+                "memory_recall",
+                {"user": "dana", **recall},
+                "POST",
+                "/users/dana/memories/recall",
+                json=recall,
+            )
+            await step(
+                "memory_forget",
+                {"user": "dana", "memory_id": kept[1]["id"]},
+                "DELETE",
+                f"/users/dana/memories/{kept[0]['id']}",
+            )
             await step(
                 "delete_memory_bank_source",
                 {"memory_bank_id": b},
@@ -211,11 +276,12 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
                 f"/memory_banks/{a}/source",
             )
             await step("delete_memory_bank", {"memory_bank_id": b}, "DELETE", f"/memory_banks/{a}")
+            return {t.name for t in (await mcp.list_tools()).tools}
 
-    run(work)
+    listed = run(work)
     for tool, over_rest, over_mcp in pairs:
         assert normalised(over_mcp) == normalised(over_rest), tool
-    assert {tool for tool, _, _ in pairs} == WITH_REST_TWIN
+    assert {tool for tool, _, _ in pairs} == WITH_REST_TWIN == listed
 
 
 def test_errors_have_the_same_kind_and_reason_over_both(urls: tuple[str, str, str]) -> None:
