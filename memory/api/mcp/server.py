@@ -40,4 +40,4 @@ def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPSer
     """
     kit = Toolkit(state, account_of)
     tools = [kit.tool(run) for group in TOOL_GROUPS for run in group]
-    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools)
+    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
