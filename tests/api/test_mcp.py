@@ -332,3 +332,75 @@ def test_an_export_runs_as_a_job_and_reads_back(server, ctx: Context) -> None:  
         server, "create_resource_export", {"resource_type": "agent", "resource_id": "g"}
     )
     assert "not found" in fails(server, "get_resource_export", {"export_id": "nope"})
+
+
+def test_the_assistant_proposes_and_accept_applies_exactly_the_proposal(
+    server, ctx: Context
+) -> None:  # type: ignore[no-untyped-def]
+    bank = ok(server, "create_memory_bank", {"name": "support", "type": "conversation"})
+    before = banks.get(ctx, bank["id"])
+    described = "customer support, about 50 messages per day per customer"
+    proposal = ok(
+        server,
+        "generate_memory_bank_config",
+        {"description": described, "memory_bank_id": bank["id"]},
+    )
+    assert proposal["bank_type"] == "conversation" and proposal["rationale"]
+    assert banks.get(ctx, bank["id"]) == before  # proposing changes nothing
+    applied = ok(
+        server, "accept_memory_bank_config", {"memory_bank_id": bank["id"], "proposal": proposal}
+    )
+    fields = ("compaction_prompt", "max_tokens", "max_turns", "retention_days")
+    assert {f: applied[f] for f in fields} == {f: proposal[f] for f in fields}
+    mismatch = fails(
+        server,
+        "generate_memory_bank_config",
+        {"description": described, "memory_bank_id": bank["id"], "type": "general"},
+    )
+    assert "conversation bank, not general" in mismatch
+    empty = fails(server, "generate_memory_bank_config", {"description": " "})
+    assert "description is empty" in empty
+
+
+def test_test_compaction_runs_on_a_bank_or_pasted_entries_and_changes_nothing(  # type: ignore[no-untyped-def]
+    server, ctx: Context
+) -> None:
+    bank = ok(server, "create_memory_bank", {"name": "s", "type": "conversation"})
+    for i in range(4):
+        ok(
+            server,
+            "write_memory_bank_entry",
+            {"memory_bank_id": "s", "key": "k", "speaker": "Dana", "content": f"Fact {i}: tanks."},
+        )
+    stored = entries.load(ctx, banks.get(ctx, bank["id"]), "k")
+    prompt = "Keep every fact."
+    run_on_bank = ok(
+        server,
+        "test_memory_bank_compaction",
+        {"memory_bank_id": "s", "compaction_prompt": prompt, "max_turns": 2},
+    )
+    assert run_on_bank["bank"] == bank["id"] and run_on_bank["summary"]
+    assert len(run_on_bank["original"]) == 4 and run_on_bank["evaluation"]
+    assert entries.load(ctx, banks.get(ctx, bank["id"]), "k") == stored
+    pasted = ok(
+        server,
+        "test_memory_bank_compaction",
+        {
+            "compaction_prompt": prompt,
+            "source": {"kind": "pasted", "text": "Dana: my tank cracked\nAgent: a new one ships"},
+        },
+    )
+    assert pasted["bank"] is None and [e["speaker"] for e in pasted["original"]] == [
+        "Dana",
+        "Agent",
+    ]
+    both = fails(
+        server,
+        "test_memory_bank_compaction",
+        {
+            "compaction_prompt": prompt,
+            "memory_bank_id": "s",
+            "source": {"kind": "pasted", "text": "a: b"},
+        },
+    )
+    assert "exactly one of memory_bank_id or source" in both
