@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from memory.errors import FormatRejected, InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
 from memory.providers.labels import OFFLINE_PREFIX, describe, is_offline
+from memory.providers.toolchat import ChatMessage, ToolCall
 
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
 RETRY_WAIT_SECONDS = 0.5
@@ -286,3 +287,46 @@ def _vectors(model: str, data: Any, expected: int) -> list[list[float]]:
 def _field(item: Any, name: str) -> Any:
     """Return item[name] for a dict or item.name for an object."""
     return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def complete_with_tools(
+    model: str,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    timeout: float = 60,
+    retries: int = 2,
+) -> ChatMessage:
+    """Return the model's next assistant message, which may call some of `tools`.
+
+    Raises:
+        ModelRequestsBlocked: If the model is real and model requests are blocked.
+        ProviderError: On any provider error or timeout, or a reply with neither text nor
+            tool calls.
+    """
+    _guard(model)
+    litellm = _litellm()
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": [message.wire() for message in messages],
+        "tools": list(tools),
+        "timeout": timeout,
+        "num_retries": 0,
+        "temperature": 0.0,
+        "drop_params": True,
+    }
+    try:
+        response = _with_retries(litellm, litellm.completion, params, retries)
+    except Exception as exc:  # provider SDKs raise many types; all become ProviderError
+        raise ProviderError(f"model {model!r} failed: {_cause(exc)}") from exc
+    choices = getattr(response, "choices", None)
+    message = getattr(choices[0], "message", None) if choices else None
+    calls = [
+        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+        for call in getattr(message, "tool_calls", None) or []
+    ]
+    content = getattr(message, "content", None)
+    text = content.strip() if isinstance(content, str) and content.strip() else None
+    if text is None and not calls:
+        raise ProviderError(f"model {model!r} returned neither text nor tool calls")
+    return ChatMessage(role="assistant", content=text, tool_calls=calls)
