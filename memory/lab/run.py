@@ -207,7 +207,6 @@ def run_loaded(
             run.created_at,
             run.model_dump_json(),
             entry_ids=[e.id for e in copied],
-            oldest=min((e.created_at for e in copied), default=None),
         )
     return run
 
