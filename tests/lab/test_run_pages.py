@@ -48,6 +48,27 @@ def test_a_test_on_pasted_entries_shows_summary_surviving_entries_and_evaluation
         f"{run.evaluation.overall:.2f}"
     )
     assert f"Best prompt so far ({run.evaluation.overall:.2f})" in app.success[0].value
+    app.text_area(key="tc_prompt_b").input("Keep only what was promised.").run()
+    app.button(key="tc_compare").click().run()
+    assert not app.error, [e.value for e in app.error]
+    saved = list_runs(ctx)
+    assert len(saved) == 3  # the first run, then A and B
+    [b] = [r for r in saved if r.prompt == "Keep only what was promised."]
+    a = next(r for r in saved if r is not b and r.id != run.id)
+    assert [h.value for h in app.subheader][:2] == [
+        f"Prompt A: {a.evaluation.overall:.2f}",
+        f"Prompt B: {b.evaluation.overall:.2f}",
+    ]
+    assert a.prompt == run.prompt and a.original == b.original
+
+
+def test_the_create_form_tests_its_prompt_on_the_test_page(open_page: OpenPage) -> None:
+    app = open_page("banks")
+    prompt = next(t for t in app.text_area if (t.key or "").endswith("_prompt"))
+    prompt.input("Keep the customer's order numbers.")
+    app.button(key="create_test_prompt").click().run()
+    assert app.text_area(key="tc_prompt").value == "Keep the customer's order numbers."
+    assert app.radio(key="tc_source").value == "Pasted entries"
 
 
 def test_a_bad_paste_is_an_error_that_names_the_line(open_page: OpenPage) -> None:
