@@ -5,12 +5,12 @@ from __future__ import annotations
 from lab_support import OpenPage
 
 from lab.run_view import plain
-from memory import banks
+from memory import banks, entries
 from memory.assistant import OFFLINE_ASSISTANT_LABEL
 from memory.context import Context
 from memory.judge import HEURISTIC_LABEL
 from memory.lab import list_runs
-from memory.models import BankCreate
+from memory.models import BankCreate, EntryIn
 
 PASTED = """ann: My order 4471 arrived broken.
 bob (agent): I will send a replacement by Friday 12 June.
@@ -108,3 +108,24 @@ def test_the_assistant_changes_nothing_until_accepted_and_then_exactly_the_propo
         proposal.retention_days,
     )
     assert "Applied the proposal to bank 'support'" in app.success[0].value
+
+
+def test_a_test_on_a_banks_entries_leaves_the_bank_as_it_was(
+    open_page: OpenPage, ctx: Context
+) -> None:
+    bank = banks.create(ctx, BankCreate(name="support", type="conversation"))
+    entries.write(
+        ctx,
+        bank,
+        [EntryIn(key="c1", speaker="ann", content=line) for line in PASTED.splitlines()],
+    )
+    version = ctx.store.table_version(bank.id)
+    app = open_page("test_compaction")
+    assert app.radio(key="tc_source").value == "Bank entries"
+    app.button(key="tc_run").click().run()
+    assert not app.error, [e.value for e in app.error]
+    [run] = list_runs(ctx, bank="support")
+    assert f"Source: {run.source_label}" in texts(app)
+    assert len(run.original) == 5 and "Runs on the entries of 'support'." in texts(app)
+    assert ctx.store.table_version(bank.id) == version
+    assert banks.get(ctx, "support") == bank
