@@ -28,7 +28,7 @@ from memory.layers import working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
 from memory.layers.merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.receipt import TableWipe
-from memory.layers.storage import existing_bank, layer_bank, table_version
+from memory.layers.storage import existing_bank, layer_bank
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
@@ -79,7 +79,7 @@ class SessionSummary(BaseModel):
     """The conversations merged in, in merge order, each once."""
     covered_message_ids: list[str] = Field(default_factory=list)
     summarizer: str = ""
-    """What wrote the summary, e.g. `membank/extractive: extractive (offline, no LLM)`."""
+    """What wrote the summary, e.g. `membank/extractive: extractive summarizer (offline)`."""
     updated_at: datetime
 
 
@@ -266,21 +266,23 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     """
     bank = existing_bank(ctx, SESSION_BANK)
     if bank is None:
-        return [TableWipe(layer="session", table=SESSION_BANK, rows_removed=0, version_after=None)]
+        return []
     with partition_lock(ctx.store.uri, bank.id, user, timeout=None):
         rows = ctx.store.scan(
             bank.id, columns=["entry_id", "metadata"], where="chunk_index = 0"
         ).to_pylist()
         doomed = [r["entry_id"] for r in rows if json.loads(r["metadata"]).get("user") == user]
+        where = filters.one_of("entry_id", doomed)
+        removed = ctx.store.count(bank.id, where) if doomed else 0
         if doomed:
-            purge.delete_for_good(ctx, bank, filters.one_of("entry_id", doomed))
+            purge.delete_for_good(ctx, bank, where)
         else:
             purge.finish(ctx, bank)
     return [
         TableWipe(
             layer="session",
-            table=bank.name,
-            rows_removed=len(doomed),
-            version_after=table_version(ctx, bank),
+            table=bank.id,
+            rows_removed=removed,
+            version_after=ctx.store.table_version(bank.id),
         )
     ]

@@ -44,14 +44,3 @@ def existing_bank(ctx: Context, name: str) -> Bank | None:
         return banks.get(ctx, name)
     except NotFound:
         return None
-
-
-def table_version(ctx: Context, bank: Bank) -> int | None:
-    """Return the version of the bank's table (None: it has no table, or the store keeps no
-    versions), for a wipe's receipt."""
-    from memory.store import LanceStore
-
-    if not isinstance(ctx.store, LanceStore):
-        return None
-    table = ctx.store.entries_table(bank.id)
-    return None if table is None else int(table.version)

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 Wiper = Callable[["Context", str], list[TableWipe]]
 
 WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
-"""Every layer's wiper. Working memory goes first: a session merge that starts after it
-finds none of the user's turns left to merge (`session.wipe_user`)."""
+"""Every layer's wiper. Working memory goes before session memory: a session merge reads the
+user's turns under the lock the session wiper takes, so once both ran no merge can write a
+summary of the wiped user."""
 
 
 class WipeReceipt(BaseModel):

@@ -23,7 +23,7 @@ from memory.errors import Conflict, InvalidInput
 from memory.layers import keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
 from memory.layers.receipt import TableWipe
-from memory.layers.storage import existing_bank, layer_bank, table_version
+from memory.layers.storage import existing_bank, layer_bank
 from memory.layers.turns import (
     MESSAGE_OVERHEAD,
     ToolCall,
@@ -297,25 +297,27 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     """Delete every turn of `user`'s conversations, for good (old versions pruned).
 
     Returns:
-        One receipt line for the working-memory bank (rows = turns removed).
+        One receipt line for the working-memory bank (none when the account has none).
     """
     bank = existing_bank(ctx, WORKING_BANK)
     if bank is None:
-        return [TableWipe(layer="working", table=WORKING_BANK, rows_removed=0, version_after=None)]
+        return []
     rows = ctx.store.scan(
         bank.id, columns=["entry_id", "key", "metadata"], where="chunk_index = 0"
     ).to_pylist()
     conversations = {r["key"] for r in rows if _user_of(r["metadata"]) == user}
     doomed = [r["entry_id"] for r in rows if r["key"] in conversations]
+    where = filters.one_of("entry_id", doomed)
+    removed = ctx.store.count(bank.id, where) if doomed else 0
     if doomed:
-        purge.delete_for_good(ctx, bank, filters.one_of("entry_id", doomed))
+        purge.delete_for_good(ctx, bank, where)
     else:
         purge.finish(ctx, bank)
     return [
         TableWipe(
             layer="working",
-            table=bank.name,
-            rows_removed=len(doomed),
-            version_after=table_version(ctx, bank),
+            table=bank.id,
+            rows_removed=removed,
+            version_after=ctx.store.table_version(bank.id),
         )
     ]

@@ -183,11 +183,11 @@ def test_wipe_removes_the_users_summaries_for_good(ctx: Context) -> None:
         ("bob", "bot", "b1"),
     ]:
         session.merge_conversation(ctx, user=user, agent=agent, conversation=conversation)
+    bank = session.session_bank(ctx)
     [receipt] = session.wipe_user(ctx, "ann")
-    assert (receipt.layer, receipt.table, receipt.rows_removed) == ("session", "session-memory", 2)
+    assert (receipt.layer, receipt.table, receipt.rows_removed) == ("session", bank.id, 2)
     assert session.session_summary(ctx, "ann", "bot") is None
     assert session.session_summary(ctx, "ann", "helper") is None
     assert session.session_summary(ctx, "bob", "bot") is not None
-    bank = session.session_bank(ctx)
     assert ctx.store.old_version_count(bank.id) == 0 and not ctx.store.has_deleted_rows(bank.id)
     assert [w.rows_removed for w in session.wipe_user(ctx, "ann")] == [0]

@@ -190,16 +190,15 @@ def test_wipe_removes_every_turn_of_the_user_only(ctx: Context) -> None:
     working.add_turn(ctx, "a1", Turn(role="user", content="ann secret 7781"), user="ann")
     working.add_turn(ctx, "a1", Turn(role="assistant", content="noted 7781"), user="ann", agent="x")
     working.add_turn(ctx, "b1", Turn(role="user", content="bob's turn"), user="bob")
+    bank = working.working_bank(ctx)
     [receipt] = working.wipe_user(ctx, "ann")
-    assert (receipt.layer, receipt.table, receipt.rows_removed) == ("working", "working-memory", 2)
-    assert receipt.version_after is not None
+    assert (receipt.layer, receipt.table, receipt.rows_removed) == ("working", bank.id, 2)
+    assert receipt.version_after == ctx.store.table_version(bank.id)
     assert working.turns(ctx, "a1") == []
     assert [t.turn.content for t in working.turns(ctx, "b1")] == ["bob's turn"]
-    bank = working.working_bank(ctx)
     assert ctx.store.old_version_count(bank.id) == 0  # pruned: no old version holds them
     assert not ctx.store.has_deleted_rows(bank.id)
 
 
 def test_wipe_of_an_account_without_working_memory(ctx: Context) -> None:
-    [receipt] = working.wipe_user(ctx, "nobody")
-    assert receipt.rows_removed == 0 and receipt.version_after is None
+    assert working.wipe_user(ctx, "nobody") == []
