@@ -73,12 +73,14 @@ def delete_source(ctx: Ctx, bank_id: str) -> SourceReset:
 @router.get("/{bank_id}/agents", summary="List agents using a memory bank")
 def list_agents(ctx: Ctx, bank_id: str, limit: Limit = 100, offset: Offset = 0) -> Page[AgentRef]:
     """The agents whose configuration references this bank."""
-    bank_of(ctx, bank_id)
-    return page(_agents_using(bank_id), limit, offset)
+    bank = bank_of(ctx, bank_id)
+    return page(_agents_using(ctx, bank), limit, offset)
 
 
-def _agents_using(bank_id: str) -> list[AgentRef]:
-    return []
+def _agents_using(ctx: Ctx, bank: Bank) -> list[AgentRef]:
+    from memory.layers.agents import agents_using_bank
+
+    return [AgentRef(id=agent.id, name=agent.name) for agent in agents_using_bank(ctx, bank)]
 
 
 @router.get("/{bank_id}/stats", summary="Get entry statistics")
