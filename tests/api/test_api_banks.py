@@ -105,6 +105,10 @@ def test_agents_and_stats(api: Api) -> None:
             f"/memory_banks/{made['id']}/stats", params={"days": 3, "since": "2026-10-01"}
         )
     assert agents["data"] == [] and agents["total"] == 0
+    used = _create(api, name="customer-support")  # the shipped support-mail agent's bank
+    with api.as_acme() as http:
+        agents = http.get(f"/memory_banks/{used['id']}/agents").json()
+    assert agents["data"] == [{"id": "support-mail", "name": "Support by e-mail"}]
     assert stats["total_entries"] == 5 and stats["unique_keys"] == 2
     assert stats["unique_speakers"] == 1 and default["total_entries"] == 5
     assert bad.status_code == 422
