@@ -5,10 +5,12 @@ Usage: python bench/api.py [--entries 2000] [--calls 120] [--rounds 4] [--concur
 
 One conversation bank (mode `balanced`, the offline MiniLM int8 embedder, no compaction
 trigger) gets `--entries` support-chat turns over 50 keys in one write. Then, interleaved in
-`--rounds` blocks of `--calls / --rounds` calls each (so load from other processes hits both
-sides alike):
+`--rounds` rounds of `--calls / --rounds` searches then as many writes, each call made on
+both sides one after the other, the side going first alternating (so load from other
+processes hits both sides alike, and neither search follows the other side's write):
 - in process: `search.search(ctx, bank, SearchQuery(text=..., k=10))` (hybrid) and
-  `entries.write(ctx, bank, [one EntryIn])`, on a Context of this process;
+  `entries.write(ctx, bank, [one EntryIn])` (its after-write hooks too, as the server's),
+  on a Context of this process with the server's defaults;
 - over HTTP: the same calls as `POST /memory_banks/{id}/search` and
   `POST /memory_banks/{id}/entries`, from this process (the load generator, one keep-alive
   httpx client) to `membank api` in a second process on 127.0.0.1, same storage folder.
@@ -158,7 +160,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="membank-bench-api-")
     data = str(Path(folder) / "db")
-    ctx = Context(store=LanceStore(data), account=ACCOUNT, after_write=None)
+    ctx = Context(store=LanceStore(data), account=ACCOUNT)  # the defaults, as the server
     bank = banks.create(ctx, BankCreate(name="support", type="conversation", mode="balanced"))
     entries.write(ctx, bank, [_turn(i) for i in range(args.entries)], run_hooks=False)
     key = create_key(ctx, ACCOUNT).key
@@ -180,25 +182,32 @@ def main() -> None:
         block = max(args.calls // args.rounds, 1)
         written = args.entries
         for _ in range(args.rounds):
+            # searches first (no write between them, so neither side reloads the other's new
+            # table version), then writes; within each, the side that goes first alternates
             for i in range(block):
                 if time.monotonic() > deadline:
                     break
                 text = QUERIES[i % len(QUERIES)]
-                clock = time.perf_counter()
-                search.search(ctx, bank, SearchQuery(text=text, k=10))
-                samples["search_local"].append(time.perf_counter() - clock)
-                clock = time.perf_counter()
-                http.post(search_path, json={"text": text, "k": 10}).raise_for_status()
-                samples["search_api"].append(time.perf_counter() - clock)
-                local_item, api_item = _turn(written), _turn(written + 1)
-                written += 2
-                body = api_item.model_dump(include={"key", "speaker", "content"})
-                clock = time.perf_counter()
-                entries.write(ctx, bank, [local_item], run_hooks=False)
-                samples["write_local"].append(time.perf_counter() - clock)
-                clock = time.perf_counter()
-                http.post(write_path, json=body).raise_for_status()
-                samples["write_api"].append(time.perf_counter() - clock)
+                for side in ("local", "api") if i % 2 else ("api", "local"):
+                    clock = time.perf_counter()
+                    if side == "local":
+                        search.search(ctx, bank, SearchQuery(text=text, k=10))
+                    else:
+                        http.post(search_path, json={"text": text, "k": 10}).raise_for_status()
+                    samples[f"search_{side}"].append(time.perf_counter() - clock)
+            for i in range(block):
+                if time.monotonic() > deadline:
+                    break
+                for side in ("local", "api") if i % 2 else ("api", "local"):
+                    item = _turn(written)
+                    written += 1
+                    clock = time.perf_counter()
+                    if side == "local":
+                        entries.write(ctx, bank, [item])
+                    else:
+                        body = item.model_dump(include={"key", "speaker", "content"})
+                        http.post(write_path, json=body).raise_for_status()
+                    samples[f"write_{side}"].append(time.perf_counter() - clock)
         concurrent = _concurrent(url, key, bank.id, args.calls, args.concurrency)
         http.close()
     finally:
