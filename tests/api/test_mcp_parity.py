@@ -15,8 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from api_support import serve
 from mcp import Client
-from mcp_support import error_text, http_client, run, serve, structured
+from mcp_support import error_text, http_client, run, structured
 
 from memory.accounts import create_key
 from memory.api.mcp.http import create_app_with_mcp
