@@ -107,13 +107,32 @@ class TestCompactionRequest(Request):
     max_turns: int | None = Field(default=None, description="threshold (default: the bank's)")
 
 
+class PastedInput(PastedSource):
+    """Entries pasted as JSON lines or `speaker: text` lines."""
+
+    kind: Literal["pasted"]
+
+
+class SyntheticInput(SyntheticSource):
+    """Entries generated from a description, with planted facts (seeded, reproducible)."""
+
+    kind: Literal["synthetic"]
+
+
 class DraftTestRequest(Request):
     """A compaction prompt to try on pasted or synthetic entries (no bank needed)."""
 
     compaction_prompt: str
-    source: PastedSource | SyntheticSource = Field(discriminator="kind")
+    source: PastedInput | SyntheticInput = Field(discriminator="kind")
+    """`kind` says which: `pasted` (with `text`) or `synthetic` (with `description`)."""
     max_tokens: int | None = None
     max_turns: int | None = None
+
+    def lab_source(self) -> PastedSource | SyntheticSource:
+        """Return the source as the lab takes it."""
+        if isinstance(self.source, PastedInput):
+            return PastedSource(**self.source.model_dump())
+        return SyntheticSource(**self.source.model_dump())
 
 
 class Job(BaseModel):

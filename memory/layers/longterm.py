@@ -48,8 +48,8 @@ LONG_TERM_BANK = "long-term-memory"
 BANK_MODE = "fast"
 """The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
 chunk and one vector."""
-MAX_RECALL = 100
-"""Most memories one recall returns."""
+MAX_RECALL = 1000
+"""Most memories one recall returns (the most an agent's `max_memories` may pre-load)."""
 USER_WIDE = "scope:user"
 """Stored tag of a user-wide memory (the visibility filter tests it)."""
 
@@ -255,7 +255,9 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
-        return []
+        return [
+            TableWipe(layer="long_term", table=LONG_TERM_BANK, rows_removed=0, version_after=None)
+        ]
     where = filters.equals("key", user)
     removed = ctx.store.count(bank.id, where)
     if removed:
@@ -265,7 +267,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     return [
         TableWipe(
             layer="long_term",
-            table=bank.id,
+            table=bank.name,
             rows_removed=removed,
             version_after=ctx.store.table_version(bank.id),
         )

@@ -53,7 +53,7 @@ def test_a_pasted_test_shows_labels_summary_survivors_and_scores(
     )
 
     assert code == 0, err
-    assert "summarizer: membank/extractive: extractive (offline, no LLM)" in out
+    assert "summarizer: membank/extractive: extractive summarizer (offline)" in out
     assert "judge:      heuristic judge (offline)" in out
     assert "[extractive summary]" in out
     assert "surviving entries (1, kept verbatim):\n  user: mornings please" in out
@@ -224,5 +224,5 @@ def test_the_console_script_reads_pasted_entries_from_stdin(tmp_path: Path) -> N
 
     assert done.returncode == 0, done.stderr.decode()
     record = json.loads(done.stdout)
-    assert record["summarizer"] == "membank/extractive: extractive (offline, no LLM)"
+    assert record["summarizer"] == "membank/extractive: extractive summarizer (offline)"
     assert record["evaluation"]["judge"] == "heuristic judge (offline)"

@@ -60,7 +60,7 @@ def test_a_pasted_run_summarizes_all_but_the_newest_with_the_prompt(ctx: Context
 def test_the_default_summarizer_is_the_real_extractive_one(ctx: Context) -> None:
     run = run_test(ctx, PastedSource(text=PASTED), prompt=PROMPT, save=False)
 
-    assert run.summarizer == "membank/extractive: extractive (offline, no LLM)"
+    assert run.summarizer == "membank/extractive: extractive summarizer (offline)"
     assert run.summary.startswith("[extractive summary]")
     assert run.evaluation.overall > 0
 
@@ -156,11 +156,26 @@ def test_preview_counts_entries_tokens_and_judge_calls(ctx: Context) -> None:
     assert cost.judge_calls == 0 and cost.judge == HEURISTIC_LABEL
     assert llm.judge_calls == judge_calls("openai/x", 3) > judge_calls("openai/x", 1) > 0
     assert llm.judge == "openai/x (deepeval)"
-    assert cost.summarizer == "membank/extractive: extractive (offline, no LLM)"
+    assert cost.summarizer == "membank/extractive: extractive summarizer (offline)"
     pasted = preview(ctx, PastedSource(text=PASTED), prompt=PROMPT)
     assert pasted.tokens == sum(
         count_tokens(line.split(": ", 1)[1]) for line in PASTED.splitlines()
     )
+
+
+def test_the_judge_defaults_to_the_settings_judge(ctx: Context) -> None:
+    ctx.settings = ctx.settings.model_copy(update={"judge_model": "openai/gpt-4o-mini"})
+
+    cost = preview(ctx, PastedSource(text=PASTED), prompt=PROMPT, runs=2)
+    offline = preview(
+        ctx, PastedSource(text=PASTED), prompt=PROMPT, judge_model="membank/heuristic-judge"
+    )
+
+    assert (cost.judge, cost.judge_calls) == (
+        "openai/gpt-4o-mini (deepeval)",
+        judge_calls("openai/gpt-4o-mini", 2),
+    )
+    assert (offline.judge, offline.judge_calls) == (HEURISTIC_LABEL, 0)
 
 
 def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> None:

@@ -81,7 +81,7 @@ def test_compaction(
 def test_compaction_draft(state: State, ctx: Ctx, body: DraftTestRequest, wait: Wait = 0) -> Job:
     """Test a compaction prompt on pasted entries or on synthetic ones generated from a
     description (the create form: no bank needed)."""
-    return start(state, ctx, "test-compaction", _test_run(ctx, body.source, body), wait)
+    return start(state, ctx, "test-compaction", _test_run(ctx, body.lab_source(), body), wait)
 
 
 def _test_run(
