@@ -115,7 +115,9 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
         async with http_client(f"{url}/mcp", **{"X-API-Key": beta}) as mcp:
             sides = Sides(rest, mcp)
 
-            async def step(tool: str, args: dict[str, Any], method: str, path: str, **kw: Any):  # type: ignore[no-untyped-def]
+            async def step(
+                tool: str, args: dict[str, Any], method: str, path: str, **kw: Any
+            ) -> tuple[Any, Any]:
                 got = await sides.both(tool, args, method, path, **kw)
                 pairs.append((tool, *got))
                 return got
