@@ -37,7 +37,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     test.add_argument("--compare", metavar="PROMPT", help="a second prompt, on the same entries")
     test.add_argument("--max-tokens", type=non_negative, help="threshold to plan with")
     test.add_argument("--max-turns", type=non_negative, help="threshold to plan with")
-    test.add_argument("--judge", metavar="MODEL", help="judge model (default: heuristic, offline)")
+    test.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="judge model (default: $MEMBANK_JUDGE_MODEL, the heuristic judge offline)",
+    )
     test.add_argument("--runs", type=positive, default=1, help="judge runs per case (1)")
     test.add_argument("--preview", action="store_true", help="print the cost only; run nothing")
     test.add_argument("--no-save", action="store_true", help="do not save the run")

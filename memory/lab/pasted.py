@@ -36,7 +36,7 @@ def parse_pasted(text: str, bank_type: BankType) -> list[DraftEntry]:
     """
     drafts: list[DraftEntry] = []
     numbers: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         if not line.strip():
             continue
         if line[0] in " \t" and drafts and not line.lstrip().startswith("{"):

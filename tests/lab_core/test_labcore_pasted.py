@@ -53,6 +53,15 @@ def test_json_lines_keep_their_fields_and_mix_with_speaker_lines() -> None:
     assert (drafts[2].speaker, drafts[2].content) == ("Ravi", "thanks")
 
 
+def test_a_byte_order_mark_and_windows_line_ends_are_ignored() -> None:
+    drafts = parse_pasted("\ufeffuser: hi\r\nassistant: hello\r\n", "conversation")
+
+    assert [(d.speaker, d.role, d.content) for d in drafts] == [
+        ("user", "user", "hi"),
+        ("assistant", "assistant", "hello"),
+    ]
+
+
 def test_an_indented_line_continues_the_entry_above() -> None:
     drafts = parse_pasted("user: first line\n  second line\nassistant: ok\n", "conversation")
 
