@@ -20,8 +20,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     chat = commands.add_parser(
         "chat", parents=[common], help="chat with an agent that uses its memory layers"
     )
-    chat.add_argument("--agent", required=True, help="the agent id")
+    chat.add_argument("--agent", required=True, help="the agent (see `membank agents list`)")
     chat.add_argument("--user", required=True, help="the user id")
+    chat.add_argument("--conversation", help="the conversation id (default: a new one)")
     chat.add_argument(
         "--message",
         action="append",
@@ -33,9 +34,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--model",
         help="a litellm model name (default: MEMBANK_LLM_MODEL; an offline membank/ name "
         "runs the rule-based assistant)",
-    )
-    chat.add_argument(
-        "--max-memories", type=non_negative, default=50, help="memories pre-loaded per message"
     )
     chat.add_argument(
         "--token-budget", type=non_negative, default=2000, help="tokens the pre-load may take"
@@ -60,20 +58,30 @@ def _messages(args: argparse.Namespace) -> Iterator[str]:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    from memory.layers import session
+    from memory.layers.agents import get_agent
     from memory.layers.chat import Chat, assistant_for
 
     ctx = context(args)
+    agent = get_agent(ctx, args.agent)
     assistant = assistant_for(args.model or ctx.settings.llm_model)
+    extra = {"conversation": args.conversation} if args.conversation else {}
     chat = Chat(
         ctx=ctx,
         user=args.user,
-        agent=args.agent,
+        agent=agent,
         assistant=assistant,
-        max_memories=args.max_memories,
         token_budget=args.token_budget,
+        **extra,
     )
     if not args.json:
-        say(f"chat with agent {args.agent!r} as user {args.user!r}: {assistant.label}")
+        layers = ", ".join(agent.memory.layers()) or "none"
+        say(
+            f"chat with agent {agent.id!r} as user {args.user!r} (conversation "
+            f"{chat.conversation}, layers: {layers}): {assistant.label}"
+        )
+        if chat.session_intro:
+            say("  starts from the session summary of earlier conversations")
     for message in _messages(args):
         turn = chat.send(message)
         if args.json:  # one JSON object per turn (JSON Lines)
@@ -81,15 +89,22 @@ def _chat(args: argparse.Namespace) -> int:
         else:
             _show(turn)
         sys.stdout.flush()
+    # after the last reply, off the user's path: merged in this process when the chat ends
+    # (through Prefect: end_conversation(..., trigger=flows.session_merge.deployment_trigger()))
+    if chat.end(session.inline_trigger(ctx)) and not args.json:
+        say("  conversation merged into the session summary")
     return 0
 
 
 def _show(turn: ChatTurn) -> None:
     loaded = turn.preload
-    say(
-        f"  pre-loaded {len(loaded.memories)} memories ({loaded.tokens} of "
-        f"{loaded.token_budget} tokens)"
-    )
+    if loaded is not None:
+        say(
+            f"  pre-loaded {len(loaded.memories)} memories ({loaded.tokens} of "
+            f"{loaded.token_budget} tokens)"
+        )
+    if turn.working_summarized:
+        say(f"  working memory: {turn.working_summarized} older turns handed over as a summary")
     for use in turn.tool_uses:
         outcome = "ok" if use.result.ok else f"error: {use.result.error}"
         say(f"  tool {use.call.name} {use.call.arguments} -> {outcome}")

@@ -20,6 +20,7 @@ from memory.config import configs_dir, read_yaml, user_configs_dir
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.layers import keys
 from memory.layers.config import AgentMemoryConfig, parse_memory_config
+from memory.layers.longterm import LONG_TERM_BANK
 from memory.layers.storage import existing_bank, layer_bank
 from memory.models import Bank, EntryIn
 from memory.store import filters
@@ -34,8 +35,8 @@ WORKING_BANK = "working-memory"
 """The conversation bank of working memory (every agent's, keyed by conversation id)."""
 SESSION_BANK = "session-memory"
 """The general bank of session memory (one rolling summary per user x agent)."""
-LAYER_BANKS = {"working": WORKING_BANK, "session": SESSION_BANK}
-"""The bank each enabled layer of an agent uses (long-term memory adds its own)."""
+LAYER_BANKS = {"working": WORKING_BANK, "session": SESSION_BANK, "long_term": LONG_TERM_BANK}
+"""The bank each enabled layer of an agent uses."""
 MAX_AGENT_ID = 200
 Source = Literal["shipped", "user", "defined"]
 

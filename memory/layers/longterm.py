@@ -48,8 +48,8 @@ LONG_TERM_BANK = "long-term-memory"
 BANK_MODE = "fast"
 """The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
 chunk and one vector."""
-MAX_RECALL = 100
-"""Most memories one recall returns."""
+MAX_RECALL = 1000
+"""Most memories one recall returns (the most an agent's `max_memories` may pre-load)."""
 USER_WIDE = "scope:user"
 """Stored tag of a user-wide memory (the visibility filter tests it)."""
 
@@ -104,7 +104,7 @@ def remember(
     user: str,
     content: str,
     agent: str | None = None,
-    type: str = "fact",  # noqa: A002 - the seed's name for it
+    type: str = "fact",  # noqa: A002 - the seed's and the tools' name, agreed with callers
     tags: Sequence[str] = (),
     scope: str = "user",
 ) -> Memory:

@@ -113,6 +113,10 @@ def test_agents_and_stats(api: Api) -> None:
             params={"since": "2026-12-01T00:00:00+00:00", "until": "2026-10-01T00:00:00Z"},
         )
     assert agents["data"] == [] and agents["total"] == 0
+    used = _create(api, name="customer-support")  # the shipped support-mail agent's bank
+    with api.as_acme() as http:
+        agents = http.get(f"/memory_banks/{used['id']}/agents").json()
+    assert agents["data"] == [{"id": "support-mail", "name": "Support by e-mail"}]
     assert stats["total_entries"] == 5 and stats["unique_keys"] == 2
     assert stats["unique_speakers"] == 1 and default["total_entries"] == 5
     assert bad.status_code == 422

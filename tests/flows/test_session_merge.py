@@ -85,3 +85,23 @@ def test_the_trigger_schedules_the_deployment_and_returns(
         "data": data,
         "account": "acme",
     }
+
+
+def test_the_demo_step_shows_the_summary_and_the_preference_in_conversation_two(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from flows.demo_layers import run_layers_demo
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    shown: dict[str, list[str]] = {}
+    run_layers_demo(ctx, data, lambda title, lines: shown.update({title: lines}))
+    run_layers_demo(ctx, data, lambda title, lines: shown.update({title: lines}))  # re-runs
+    [second] = [lines for title, lines in shown.items() if title.startswith("conversation 2")]
+    assert any("(session summary)" in line and "Lisbon" in line for line in second)
+    assert [line for line in second if "(pre-loaded)" in line] == [
+        line for line in second if "(pre-loaded)" in line and "vegetarian" in line
+    ]
+    assert sum("(pre-loaded)" in line for line in second) == 1
+    summary = session.session_summary(ctx, "maya", "concierge")
+    assert summary is not None and summary.version == 1  # the re-run started from nothing

@@ -163,6 +163,21 @@ def test_preview_counts_entries_tokens_and_judge_calls(ctx: Context) -> None:
     )
 
 
+def test_the_judge_defaults_to_the_settings_judge(ctx: Context) -> None:
+    ctx.settings = ctx.settings.model_copy(update={"judge_model": "openai/gpt-4o-mini"})
+
+    cost = preview(ctx, PastedSource(text=PASTED), prompt=PROMPT, runs=2)
+    offline = preview(
+        ctx, PastedSource(text=PASTED), prompt=PROMPT, judge_model="membank/heuristic-judge"
+    )
+
+    assert (cost.judge, cost.judge_calls) == (
+        "openai/gpt-4o-mini (deepeval)",
+        judge_calls("openai/gpt-4o-mini", 2),
+    )
+    assert (offline.judge, offline.judge_calls) == (HEURISTIC_LABEL, 0)
+
+
 def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> None:
     ctx.settings = ctx.settings.model_copy(update={"llm_model": "openai/gpt-4o-mini"})
     source = SyntheticSource(description="support", count=30)
@@ -180,6 +195,7 @@ def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> Non
         ({"runs": 0}, "runs must be 1-20"),
         ({"runs": 21}, "runs must be 1-20"),
         ({"max_turns": -1}, "max_turns must be 0-"),
+        ({"judge_model": "membank/nope"}, "unknown offline judge"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(

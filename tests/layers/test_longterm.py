@@ -192,7 +192,10 @@ def test_recall_refuses_bad_arguments(ctx: Context, bad: dict[str, object]) -> N
 def _many(ctx: Context, count: int) -> None:
     for i in range(count):
         longterm.remember(
-            ctx, user="ann", content=f"tea fact number {i} " + "detail " * (i % 7), type="fact"
+            ctx,
+            user="ann",
+            content=f"tea fact number {i} " + "detail " * (i % 7),
+            type="fact",
         )
 
 
@@ -238,7 +241,7 @@ def test_preload_with_no_room_or_no_message_is_empty(ctx: Context, caps: dict[st
 
 
 @pytest.mark.parametrize(
-    "caps", [{"max_memories": -1}, {"max_memories": 101}, {"token_budget": -1}]
+    "caps", [{"max_memories": -1}, {"max_memories": 1001}, {"token_budget": -1}]
 )
 def test_preload_refuses_caps_out_of_range(ctx: Context, caps: dict[str, int]) -> None:
     with pytest.raises(InvalidInput):

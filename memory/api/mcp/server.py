@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from memory.api.mcp import bank_tools, entry_tools, export_tools, memory_tools
+from memory.api.mcp import bank_tools, config_tools, entry_tools, export_tools, memory_tools
 from memory.api.mcp.tooling import AccountOf, Toolkit
 from memory.api.state import ApiState
 
@@ -21,6 +21,7 @@ TOOL_GROUPS: Sequence[Sequence[Callable[..., Any]]] = (
     bank_tools.TOOLS,
     entry_tools.TOOLS,
     export_tools.TOOLS,
+    config_tools.TOOLS,
     memory_tools.TOOLS,
 )
 
@@ -39,4 +40,4 @@ def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPSer
     """
     kit = Toolkit(state, account_of)
     tools = [kit.tool(run) for group in TOOL_GROUPS for run in group]
-    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools)
+    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
