@@ -9,6 +9,7 @@ with no detail (the request id ties it to the server's log).
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,7 +17,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 
 from memory.errors import (
     Conflict,
@@ -77,7 +77,6 @@ _CORE: list[tuple[type[MembankError], int]] = [
     (StorageError, 503),
 ]
 
-METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": code.replace("_", " ")}
     for status, code in STATUS_CODES.items()
@@ -176,13 +175,16 @@ def install(app: FastAPI) -> None:
 
 
 def allowed_methods(app: FastAPI, path: str) -> list[str]:
-    """Return every method some route of `app` serves at `path` (for a 405's Allow)."""
-    found = []
-    for method in METHODS:
-        scope = {"type": "http", "path": path, "method": method, "root_path": ""}
-        if any(route.matches(scope)[0] == Match.FULL for route in app.router.routes):
-            found.append(method)
-    return found
+    """Return the methods the API documents for `path` (a 405's Allow): those of the most
+    specific path template matching it (`/memory_banks/templates`, not `/{bank_id}`)."""
+    best: tuple[int, list[str]] | None = None
+    for template, operations in app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            params = template.count("{")
+            if best is None or params < best[0]:
+                best = (params, sorted(m.upper() for m in operations))
+    return [] if best is None else best[1]
 
 
 def _rid(request: Request) -> str:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from flows.cli import main
-from memory.accounts import account_for_key
+from memory.accounts import account_for_key, create_key
 from memory.context import Context
 from memory.store import LanceStore
 
@@ -68,15 +68,7 @@ def test_membank_api_serves_the_store_it_is_given(tmp_path: Path) -> None:
     data = str(tmp_path / "db")
     membank = str(Path(sys.executable).with_name("membank"))
     env = {**os.environ, "MEMBANK_URI": data}
-    made = subprocess.run(
-        [membank, "keys", "create", "--account", "acme", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    key = json.loads(made.stdout)["key"]
+    key = create_key(LanceStore(data), "acme").key
     port = _free_port()
     server = subprocess.Popen(
         [membank, "api", "--port", str(port)],
