@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help='entries in a file: JSON lines {"speaker", "role", "content"} or "speaker: text"',
     )
     judge.add_argument("--key", help="with --bank: only this partition's entries")
+    judge.add_argument(
+        "--type",
+        choices=["conversation", "general"],
+        help="with --pasted: the entries' bank type (default conversation: speaker: text)",
+    )
     judge.add_argument("--summary", metavar="FILE", required=True, help="the summary to judge")
     judge.add_argument(
         "--prompt", help="the prompt the summary was written for (default: the bank's)"
@@ -49,10 +53,13 @@ def _judge(args: argparse.Namespace) -> int:
     from memory import banks, entries
     from memory.config import get_mode
     from memory.judge import evaluate
+    from memory.lab.pasted import parse_pasted
     from memory.prompts import entry_line
 
     if args.key is not None and args.bank is None:
         raise InvalidInput("--key needs --bank: it names a partition of the bank's entries")
+    if args.type is not None and args.bank is not None:
+        raise InvalidInput("--type is for --pasted: a bank has its own type")
     summary = _read("--summary", args.summary)
     if not summary.strip():
         raise InvalidInput(f"--summary {args.summary}: the file is empty; give the summary text")
@@ -70,7 +77,11 @@ def _judge(args: argparse.Namespace) -> int:
         prompt = prompt if prompt is not None else bank.compaction_prompt
         mode = banks.mode_of(bank)
     else:
-        source = _source_lines(args.pasted, _read("--pasted", args.pasted))
+        try:
+            drafts = parse_pasted(_read("--pasted", args.pasted), args.type or "conversation")
+        except InvalidInput as exc:
+            raise InvalidInput(f"--pasted {args.pasted}: {exc}") from None
+        source = [entry_line(d.content, d.speaker) for d in drafts]
         mode = get_mode("balanced")
     result = evaluate(
         source,
@@ -102,41 +113,6 @@ def _read(flag: str, name: str) -> str:
         ) from exc
     except OSError as exc:
         raise InvalidInput(f"{flag} {name}: cannot be read ({exc.strerror})") from exc
-
-
-def _source_lines(name: str, text: str) -> list[str]:
-    """Return pasted entries as "speaker: text" lines: JSON lines or plain lines, one each.
-
-    A line starting with `{` is a JSON object with "content" and optionally "speaker" or
-    "role" (the speaker shown is the speaker, else the role); any other non-empty line is
-    taken as it is ("speaker: text" or plain text).
-
-    Raises:
-        InvalidInput: a JSON line that is not an object with a text "content", or no entries.
-    """
-    from memory.prompts import entry_line
-
-    lines: list[str] = []
-    for number, row in enumerate(text.splitlines(), start=1):
-        if not row.strip():
-            continue
-        if not row.lstrip().startswith("{"):
-            lines.append(row.strip())
-            continue
-        try:
-            item = json.loads(row)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"--pasted {name} line {number}: invalid JSON ({exc.msg})") from exc
-        content = item.get("content") if isinstance(item, dict) else None
-        if not isinstance(content, str) or not content.strip():
-            raise InvalidInput(
-                f'--pasted {name} line {number}: a JSON line needs a text "content" field'
-            )
-        speaker = item.get("speaker") or item.get("role")
-        lines.append(entry_line(content, str(speaker) if speaker else None))
-    if not lines:
-        raise InvalidInput(f"--pasted {name}: the file holds no entries")
-    return lines
 
 
 def _text(result: Evaluation) -> str:

@@ -23,6 +23,10 @@ from memory.judge.instructions import check_instructions
 from memory.judge.records import CRITERIA, RunScore
 from memory.ports import Embedder, Vectors
 
+MIN_ATTRIBUTED = 3
+"""Content words a summary sentence needs before its speaker is checked ("Great idea!" is
+said by everyone)."""
+
 
 @dataclass(frozen=True)
 class HeuristicTuning:
@@ -258,7 +262,7 @@ def _unsupported_facts(
     for name in sorted(t.names(unit.text, case.known, openers=True)):
         if name not in case.vocabulary:
             invented.append(f"invented name: {name.capitalize()}")
-        elif name not in near_vocab:
+        elif name in case.known and name not in near_vocab:
             misplaced.append(
                 f"misplaced name: {name.capitalize()} (in the source, not where "
                 "this sentence matches it)"
@@ -280,7 +284,7 @@ def _misattributed(case: _Case, unit: _Sentence, sims: Vectors, tune: HeuristicT
     """Return whether the unit's speaker is wrong: its closest source sentence (a close
     match, halfway from `low` to `high` or closer) is another speaker's, clearly closer than
     any of this speaker's sentences."""
-    if not unit.speaker or not sims.size or not t.content_words(unit.text):
+    if not unit.speaker or not sims.size or len(t.content_words(unit.text)) < MIN_ATTRIBUTED:
         return False
     best = int(np.argmax(sims))
     if sims[best] < (tune.low + tune.high) / 2 or case.source[best].speaker == unit.speaker:

@@ -8,7 +8,9 @@ from judge_support import FAITHFUL, INVENTED, INVENTED_NAME, OFF_TOPIC, PROMPT, 
 from memory.errors import InvalidInput
 from memory.judge import CRITERIA, HEURISTIC_LABEL, Evaluation, evaluate, judge_calls
 from memory.ports import Embedder
+from memory.prompts import compaction_messages
 from memory.providers.embed import MINILM_NAME, embedder_for
+from memory.providers.extractive import ExtractiveCompleter
 from memory.testing import HashingEmbedder
 
 
@@ -94,3 +96,19 @@ def test_bad_input_is_refused(source: list[str], summary: str, runs: int, messag
 def test_an_unknown_offline_judge_is_refused() -> None:
     with pytest.raises(InvalidInput, match="unknown offline judge"):
         evaluate(SOURCE, FAITHFUL, judge_model="membank/extractive", embedder=HashingEmbedder())
+
+
+def test_a_statement_given_to_the_wrong_speaker_is_flagged(embedder: Embedder) -> None:
+    swapped = "agent: My order #88213 arrived with a cracked water tank on May 3."
+    right = "Dana: My order #88213 arrived with a cracked water tank on May 3."
+    wrong, good = judged(swapped, embedder), judged(right, embedder)
+    assert any(flag.startswith("misattributed: agent did not say") for flag in wrong.flags)
+    assert good.flags == []
+    assert wrong.criterion("faithfulness").score < good.criterion("faithfulness").score
+
+
+def test_the_extractive_summary_raises_no_flags(embedder: Embedder) -> None:
+    summary = ExtractiveCompleter().complete(compaction_messages(PROMPT, "", SOURCE, 40))
+    result = judged(summary, embedder)
+    assert result.flags == []
+    assert result.criterion("faithfulness").score > 0.9

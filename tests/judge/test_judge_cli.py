@@ -15,7 +15,6 @@ from memory import banks, entries
 from memory.context import Context
 from memory.judge import HEURISTIC_LABEL, Evaluation
 from memory.models import BankCreate, EntryIn
-from memory.prompts import entry_line
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -28,7 +27,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
 def pasted(tmp_path: Path) -> str:
     """SOURCE as a pasted file: JSON lines and "speaker: text" lines mixed."""
     rows = [json.dumps({"speaker": "Dana", "role": "user", "content": SOURCE[1][6:]})]
-    rows += [json.dumps({"role": "agent", "content": SOURCE[2][7:]}), *SOURCE[3:]]
+    rows += [json.dumps({"speaker": "agent", "content": SOURCE[2][7:]}), *SOURCE[3:]]
     return write(tmp_path, "pasted.jsonl", "\n".join(["", *rows, ""]))
 
 
@@ -76,12 +75,14 @@ def test_json_output_is_the_evaluation(ctx: Context, pasted: str, summary: str) 
     assert "no prompt" in (result.criterion("instructions").error or "")
 
 
-def test_pasted_lines_become_the_source(ctx: Context, pasted: str, tmp_path: Path) -> None:
-    from memory.cli.judge_cmd import _source_lines
-
-    lines = _source_lines(pasted, Path(pasted).read_text(encoding="utf-8"))
-    assert lines[:2] == [entry_line(SOURCE[1][6:], "Dana"), entry_line(SOURCE[2][7:], "agent")]
-    assert lines[2:] == SOURCE[3:]
+def test_general_entries_are_pasted_as_plain_lines(ctx: Context, tmp_path: Path) -> None:
+    notes = write(tmp_path, "notes.txt", "The report is due on June 9.\nZephyr pays 310.\n")
+    summary = write(tmp_path, "s.txt", "Zephyr pays 310; the report is due on June 9.")
+    args = ("judge", "--pasted", notes, "--summary", summary, "--json")
+    assert run_cli(*args, context=ctx)[0] == 2  # a conversation needs `speaker: text`
+    code, out, err = run_cli(*args, "--type", "general", context=ctx)
+    assert code == 0, err
+    assert not Evaluation.model_validate_json(out).flags
 
 
 def test_a_bank_partition_is_judged_with_the_bank_prompt(
@@ -125,9 +126,10 @@ def test_an_llm_judge_by_name(ctx: Context, served: JudgeScript, pasted: str, su
         (["--pasted", "missing.txt", "--summary", "{summary}"], "does not exist"),
         (["--pasted", "{pasted}", "--summary", "missing.txt"], "--summary missing.txt"),
         (["--pasted", "{pasted}", "--summary", "{empty}"], "the file is empty"),
-        (["--pasted", "{empty}", "--summary", "{summary}"], "holds no entries"),
-        (["--pasted", "{bad_json}", "--summary", "{summary}"], "line 2: invalid JSON"),
-        (["--pasted", "{no_content}", "--summary", "{summary}"], 'needs a text "content"'),
+        (["--pasted", "{empty}", "--summary", "{summary}"], "nothing pasted"),
+        (["--pasted", "{bad_json}", "--summary", "{summary}"], "line 2: bad JSON"),
+        (["--pasted", "{no_content}", "--summary", "{summary}"], "line 1:"),
+        (["--bank", "support", "--type", "general", "--summary", "{summary}"], "--type is for"),
         (["--pasted", "{pasted}", "--summary", "{summary}", "--runs", "0"], "1 or more"),
         (["--pasted", "{pasted}", "--summary", "{summary}", "--runs", "50"], "runs must be"),
         (["--pasted", "{pasted}", "--bank", "support", "--summary", "{summary}"], "not allowed"),
