@@ -73,6 +73,10 @@ def test_every_tool_is_listed_with_a_strict_described_schema(server: MCPServer) 
         assert tool.input_schema["additionalProperties"] is False, tool.name
         for name, field in tool.input_schema.get("properties", {}).items():
             assert field.get("description"), f"{tool.name}.{name} has no description"
+    hints = {name: t.annotations for name, t in tools.items()}
+    assert hints["delete_memory_bank"].destructive_hint is True
+    assert hints["search_memory_bank"].read_only_hint is True
+    assert hints["write_memory_bank_entry"].read_only_hint is False
     assert tools["write_memory_bank_entry"].input_schema["required"] == [
         "memory_bank_id",
         "key",
@@ -278,7 +282,7 @@ def test_a_crash_is_a_generic_tool_error_not_a_dropped_connection(
         {"memory_bank_id": bank["id"], "key": "k", "content": "x"},
     )
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = result.content[0].text
     assert text == "Error executing tool write_memory_bank_entry"
     assert ok(server, "get_memory_bank", {"memory_bank_id": bank["id"]})["name"] == "g"
 

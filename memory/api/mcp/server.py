@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
 
 from memory.api.mcp import bank_tools, config_tools, entry_tools, export_tools, memory_tools
 from memory.api.mcp.tooling import AccountOf, Toolkit
@@ -26,6 +27,30 @@ TOOL_GROUPS: Sequence[Sequence[Callable[..., Any]]] = (
 )
 
 
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+CHANGES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+DELETES = {
+    "delete_memory_bank",
+    "delete_memory_bank_source",
+    "forget_memory_bank_entry",
+    "memory_forget",
+    "compact_memory_bank_now",
+    "update_memory_bank",
+    "accept_memory_bank_config",
+}
+"""Tools that delete data or overwrite settings (compaction replaces entries by a summary)."""
+WRITES = {"create_memory_bank", "write_memory_bank_entry", "memory_remember"}
+"""Tools that add data; every other tool only reads (an export or a test writes no bank)."""
+
+
+def hints(name: str) -> ToolAnnotations:
+    """Return the hints MCP clients show for a tool (read only, or destructive)."""
+    if name in DELETES:
+        return DESTRUCTIVE
+    return CHANGES if name in WRITES else READ_ONLY
+
+
 def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPServer:
     """Return an MCP server whose tools run on `state.base` (its store, clock, models).
 
@@ -39,5 +64,7 @@ def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPSer
         A new server (its HTTP session manager can be run once, so build one per app).
     """
     kit = Toolkit(state, account_of)
-    tools = [kit.tool(run) for group in TOOL_GROUPS for run in group]
+    tools = [
+        kit.tool(run, annotations=hints(run.__name__)) for group in TOOL_GROUPS for run in group
+    ]
     return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")

@@ -19,6 +19,7 @@ from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.api.state import ApiState
@@ -95,7 +96,12 @@ class Toolkit:
             return self.state.base
         return replace(self.state.base, account=self.account_of(tool_ctx))
 
-    def tool(self, run: Callable[..., Any], name: str | None = None) -> Tool:
+    def tool(
+        self,
+        run: Callable[..., Any],
+        name: str | None = None,
+        annotations: ToolAnnotations | None = None,
+    ) -> Tool:
         """Return `run(ctx, input[, state])` as an MCP tool named `name` (default: its name).
 
         The input model is `run`'s second parameter's annotation, the description its
@@ -128,6 +134,7 @@ class Toolkit:
             name=name or run.__name__,
             description=inspect.getdoc(run) or "",
             context_kwarg="context",
+            annotations=annotations,
         )
         meta = tool.fn_metadata.model_copy(update={"arg_model": _RawArguments})
         return tool.model_copy(
