@@ -14,7 +14,7 @@ ifeq ($(UV),)
 UV := python3 -m uv
 endif
 
-.PHONY: install demo test lint typecheck serve
+.PHONY: install demo test lint typecheck serve lab
 
 install:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv \
@@ -41,3 +41,7 @@ typecheck: install
 # Ctrl-C stops all of it. PORT=4200 by default; storage from MEMBANK_URI (default .membank).
 serve: install
 	$(UV) run --frozen membank serve --port $(or $(PORT),4200)
+
+# The Streamlit lab on http://127.0.0.1:$(PORT) (default 8501); storage from MEMBANK_URI.
+lab: install
+	$(UV) run --frozen membank lab --port $(or $(PORT),8501)

@@ -1,6 +1,7 @@
 """The main job on the embedded defaults (`membank demo`): banks, sample conversations,
 search, load, forget; then ingest, stats and exports (`flows.demo_data`); then inline
-compaction and both sweeps as Prefect flow runs (`flows.demo_sweeps`).
+compaction and both sweeps as Prefect flow runs (`flows.demo_sweeps`); then two conversations
+of one user with one agent over the memory layers (`flows.demo_layers`).
 
 Runs offline on the shipped MiniLM embedder in a local LanceDB folder and prints what it did.
 """
@@ -14,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from flows.demo_data import run_data_demo
+from flows.demo_layers import run_layers_demo
 from flows.demo_sweeps import run_compaction_demo
 from memory import banks, entries, search
 from memory.context import open_context
@@ -93,6 +95,7 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
 
     run_data_demo(ctx, uri, step)
     run_compaction_demo(ctx, uri, step)
+    run_layers_demo(ctx, uri, step)
 
     report["seconds"] = round(time.perf_counter() - started, 2)
     if as_json:

@@ -111,14 +111,20 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path) -> Any:
+    """Return the decoded YAML file; InvalidInput with the path, line and problem otherwise
+    (a key given twice in one mapping included)."""
     try:
         # a SafeLoader subclass: as safe as yaml.safe_load
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except _DuplicateKey as exc:
         raise InvalidInput(f"{path}: {_yaml_problem(exc)}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InvalidInput(f"{path}: cannot be read as YAML: {_yaml_problem(exc)}") from None
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    data = read_yaml(path)
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):

@@ -126,6 +126,10 @@ class Store(Protocol):
         """Return how many versions of the table are kept."""
         ...
 
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the table (None: the bank has no table)."""
+        ...
+
     def scan(
         self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
     ) -> pa.Table:
@@ -176,4 +180,29 @@ class Store(Protocol):
 
     def deletion_audit(self, bank_id: str) -> DeletionAudit:
         """Return what deleted data the table's files still hold, from every kept version."""
+        ...
+
+    def put_lab_run(
+        self,
+        account: str,
+        run_id: str,
+        bank_id: str | None,
+        created_at: datetime,
+        body: str,
+        *,
+        entry_ids: Sequence[str] = (),
+    ) -> None:
+        """Insert or replace a saved compaction test run (`memory.store.lab_runs`)."""
+        ...
+
+    def lab_run_bodies(self, account: str, bank_id: str | None = None) -> list[str]:
+        """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
+        ...
+
+    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
+        """Delete the account's saved test runs (of one bank) for good; returns how many."""
+        ...
+
+    def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int:
+        """Delete the saved test runs holding a copy of a bank entry `predicate` matches."""
         ...

@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     """The account every bank and read is scoped to."""
     llm_model: str = "membank/extractive"
     """litellm model used for compaction summaries (offline extractive by default)."""
+    judge_model: str = "membank/heuristic-judge"
+    """litellm model that judges summaries (the offline heuristic judge by default)."""
     llm_timeout: float = 60.0
     llm_retries: int = 2
 

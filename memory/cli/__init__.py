@@ -16,7 +16,20 @@ from typing import Any, NoReturn, Protocol
 
 from pydantic import ValidationError
 
-from memory.cli import banks_cmd, compaction_cmd, data_cmd, entries_cmd, maintain_cmd
+from memory.cli import (
+    agents_cmd,
+    api_cmd,
+    banks_cmd,
+    chat_cmd,
+    compaction_cmd,
+    data_cmd,
+    entries_cmd,
+    judge_cmd,
+    lab_cmd,
+    maintain_cmd,
+    mcp_cmd,
+    memory_cmd,
+)
 from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
 
@@ -33,6 +46,13 @@ MODULES: list[CommandModule] = [
     data_cmd,
     compaction_cmd,
     maintain_cmd,
+    memory_cmd,
+    mcp_cmd,
+    judge_cmd,
+    lab_cmd,
+    chat_cmd,
+    agents_cmd,
+    api_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 

@@ -120,8 +120,17 @@ def _update(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from memory import banks
+    from memory.layers.agents import agents_using_bank
 
-    return _show_bank(args, banks.get(context(args), args.bank))
+    ctx = context(args)
+    bank = banks.get(ctx, args.bank)
+    users = [{"id": a.id, "name": a.name} for a in agents_using_bank(ctx, bank)]
+    if args.json:
+        emit_json({**bank.model_dump(mode="json"), "agents": users})
+        return 0
+    _show_bank(args, bank)
+    say(f"{'agents':20} {', '.join(a['id'] for a in users) or 'none reference this bank'}")
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:

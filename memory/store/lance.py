@@ -20,6 +20,8 @@ import pyarrow.compute as pc
 
 from memory.errors import StorageError
 from memory.store import audit, indices, maintenance, queries
+from memory.store.keys import KeyTable
+from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
@@ -38,8 +40,9 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore(Registry):
-    """The bank registry and the per-bank entries tables in one LanceDB database.
+class LanceStore(LabRunsStore, Registry, KeyTable):
+    """The bank registry, the per-bank entries tables, the saved lab runs and the API keys in
+    one LanceDB database.
 
     Args:
         uri: a local folder or an object-storage URI (s3://, gs://).
@@ -186,6 +189,11 @@ class LanceStore(Registry):
         """Return how many versions of the bank's table are kept (tests of pruning)."""
         table = self._entries(bank_id)
         return 0 if table is None else len(table.list_versions())
+
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the bank's table (None: it has no table)."""
+        table = self._entries(bank_id)
+        return None if table is None else int(table.version)
 
     def scan(
         self,

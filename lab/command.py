@@ -1,0 +1,58 @@
+"""`membank lab [--port N]`: start the Streamlit lab on 127.0.0.1 (Ctrl-C stops it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory.cli.args import port_number
+
+APP = Path(__file__).resolve().parent / "app.py"
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the lab command."""
+    lab = commands.add_parser(
+        "lab", parents=[common], help="start the Streamlit lab on 127.0.0.1 (Ctrl-C stops it)"
+    )
+    lab.add_argument("--port", type=port_number, default=8501, help="port (1-65535)")
+    lab.set_defaults(handler=_lab)
+
+
+def streamlit_command(port: int) -> list[str]:
+    """Return the command line that serves the lab on 127.0.0.1:`port`."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+        "--client.toolbarMode", "minimal",
+    ]  # fmt: skip
+
+
+def _lab(args: argparse.Namespace) -> int:
+    from memory.settings import Settings, checked_uri
+
+    data = checked_uri(args.data, Settings())  # a bad path is exit 2 before anything starts
+    env = {**os.environ, "MEMBANK_URI": data, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    url = f"http://127.0.0.1:{args.port}"
+    if args.json:
+        print(json.dumps({"url": url, "storage": data}), flush=True)
+    else:
+        print(f"membank lab: {url} (storage {data}; Ctrl-C stops it)", flush=True)
+    process = subprocess.Popen(streamlit_command(args.port), env=env)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        return 130

@@ -1,0 +1,158 @@
+"""Test compaction: run the summarizer with a candidate prompt on bank, pasted or synthetic
+entries, judge the summary, compare two prompts, and list saved runs. Changes no bank."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lab import ui
+from lab.run_view import show_pair, show_run
+from memory import banks
+from memory.judge import MAX_RUNS
+from memory.lab import (
+    BankSource,
+    PastedSource,
+    SyntheticSource,
+    compare,
+    list_runs,
+    preview,
+    run_test,
+)
+from memory.models import BankType
+
+SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
+TYPES: list[BankType] = ["conversation", "general"]
+PASTE_HELP = (
+    "One entry per line: `speaker: text` (conversation banks; `user:`, `assistant:` and "
+    "`system:` set the role, `Dana (customer): text` a custom one), a plain line (general "
+    'banks), or a JSON object such as {"key": "k1", "speaker": "ann", "content": "..."}.'
+)
+DEFAULT_PROMPT = "Summarize these entries. Keep names, numbers, dates and decisions."
+
+st.title("Test compaction")
+st.caption("Runs the compaction summarizer on entries held in memory: no bank is changed.")
+ctx = ui.context()
+state = st.session_state
+
+draft_bank = state.pop("draft_bank", None)
+if draft_bank is not None:
+    state[ui.SELECTED_KEY] = draft_bank
+    state["tc_source"] = SOURCES[0]
+elif "draft_prompt" in state and "tc_source" not in state:
+    state["tc_source"] = SOURCES[1]
+kind = st.radio("Source", SOURCES, horizontal=True, key="tc_source")
+bank = None
+source: BankSource | PastedSource | SyntheticSource | None = None
+if kind == SOURCES[0]:
+    bank = ui.pick_bank(ctx)
+    if bank is not None:
+        key = st.text_input("Key (empty: the bank's largest partition)", key="tc_key")
+        source = BankSource(bank=bank.id, key=key.strip() or None)
+elif kind == SOURCES[1]:
+    bank_type = st.selectbox(
+        "Bank type", TYPES, index=TYPES.index(state.get("draft_type", "conversation")),
+        key="tc_paste_type",
+    )  # fmt: skip
+    text = st.text_area("Entries (one per line)", height=180, help=PASTE_HELP, key="tc_pasted")
+    if text.strip():
+        source = PastedSource(text=text, bank_type=bank_type)
+else:
+    description = st.text_area(
+        "Describe the entries to generate",
+        placeholder="support chats about late deliveries and refunds",
+        key="tc_description",
+    )
+    left, middle, right = st.columns(3)
+    synth_type = left.selectbox("Bank type", TYPES, key="tc_synth_type")
+    count = middle.number_input("Entries", min_value=2, max_value=200, value=20, key="tc_count")
+    seed = right.number_input("Seed", min_value=0, value=0, key="tc_seed")
+    if description.strip():
+        source = SyntheticSource(
+            description=description, bank_type=synth_type, count=int(count), seed=int(seed)
+        )
+
+initial = state.pop("draft_prompt", None)
+if initial:  # from the create form, a bank's configuration or the assistant
+    state["tc_prompt"] = initial
+elif "tc_prompt" not in state:
+    state["tc_prompt"] = (bank.compaction_prompt if bank else None) or DEFAULT_PROMPT
+prompt = st.text_area("Compaction prompt", key="tc_prompt")
+with st.expander("Judge, thresholds and a second prompt"):
+    judge_model = (
+        st.text_input(
+            "Judge model (any litellm name; empty: the heuristic judge, offline)", key="tc_judge"
+        ).strip()
+        or None
+    )
+    runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
+    max_tokens, max_turns = ui.threshold_inputs(
+        "tc", bank.max_tokens if bank else None, bank.max_turns if bank else None
+    )
+    prompt_b = st.text_area("Prompt B (to compare with the prompt above)", key="tc_prompt_b")
+options = {
+    "max_tokens": max_tokens or None,
+    "max_turns": max_turns or None,
+    "judge_model": judge_model,
+    "runs": runs,
+}
+
+if source is not None:
+    with ui.reported():
+        cost = preview(ctx, source, prompt=prompt, judge_model=judge_model, runs=runs)
+        st.caption(
+            f"Cost preview: {cost.entries} entries, {cost.tokens:,} tokens, "
+            f"{cost.judge_calls} judge call(s) · summarizer: {cost.summarizer} · "
+            f"judge: {cost.judge}"
+        )
+run_col, compare_col = st.columns(2)
+if run_col.button("Run test", type="primary", disabled=source is None, key="tc_run"):
+    assert source is not None
+    with ui.reported(), st.status("Running the compaction test...", expanded=True) as status:
+        done = run_test(ctx, source, prompt=prompt, progress=status.write, **options)
+        state["tc_result"] = [done]
+        status.update(label="Compaction test done", state="complete", expanded=False)
+if compare_col.button(
+    "Compare with prompt B", disabled=source is None or not prompt_b.strip(), key="tc_compare"
+):
+    assert source is not None
+    with ui.reported(), st.status("Running both prompts...", expanded=True) as status:
+        pair = compare(ctx, source, (prompt, prompt_b), progress=status.write, **options)
+        state["tc_result"] = list(pair)
+        status.update(label="Both prompts done", state="complete", expanded=False)
+
+result = state.get("tc_result")
+if result and len(result) == 1:
+    show_run(result[0], title="Result")
+elif result:
+    show_pair(result)
+
+st.divider()
+st.subheader("Saved runs")
+with ui.reported():
+    if bank is not None:
+        st.caption(f"Runs on the entries of {bank.name!r}.")
+        saved = list_runs(ctx, bank=bank.id)
+    else:  # runs on another bank's entries are not comparable with these
+        st.caption("Runs on pasted or synthetic entries (no bank).")
+        saved = [r for r in list_runs(ctx) if r.bank is None]
+    if not saved:
+        st.caption("No saved run yet.")
+    else:
+        best = max(saved, key=lambda r: r.evaluation.overall)
+        st.success(f"Best prompt so far ({best.evaluation.overall:.2f}): {best.prompt}")
+        names = {b.id: b.name for b in banks.list_banks(ctx)}
+        st.dataframe(
+            [
+                {
+                    "when": r.created_at,
+                    "score": round(r.evaluation.overall, 2),
+                    "prompt": r.prompt,
+                    "source": r.source_label,
+                    "bank": names.get(r.bank or "", "(create form)"),
+                    "judge": r.evaluation.judge,
+                }
+                for r in saved
+            ],
+            hide_index=True,
+            use_container_width=True,
+        )

@@ -1,0 +1,110 @@
+"""How a compaction test run is shown: original / summary / surviving side by side, the
+evaluation per criterion with reasons, and the planted-fact diff. Labels come from the run."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import polars as pl
+import streamlit as st
+
+if TYPE_CHECKING:
+    from memory.judge import Evaluation
+    from memory.lab import DraftEntry, FactDiff, TestRun
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~$])")
+
+
+def plain(text: str) -> str:
+    """Return `text` escaped so markdown shows it as written."""
+    return _MARKDOWN.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320, key: str) -> None:
+    """Show entries one per line, `speaker (role): text`, in a scrolling box."""
+    box = st.container(height=height, border=True, key=key)
+    if not drafts:
+        box.caption("(none)")
+    for draft in drafts:
+        who = draft.speaker or draft.key
+        if draft.role and draft.role != draft.speaker:
+            who += f" ({draft.role})"
+        box.markdown(f"**{plain(who)}**: {plain(draft.content)}")
+
+
+def show_run(run: TestRun, *, title: str | None = None) -> None:
+    """Show one run in full."""
+    if title:
+        st.subheader(title)
+    st.caption(f"Source: {run.source_label} · prompt: {run.prompt}")
+    left, middle, right = st.columns(3)
+    with left:
+        st.markdown(f"**Original entries** ({len(run.original)})")
+        entries_list(run.original, key=f"original_{run.id}")
+    with middle:
+        st.markdown("**Summary**")
+        st.caption(run.summarizer)
+        box = st.container(height=320, border=True, key=f"summary_{run.id}")
+        box.markdown(plain(run.summary))
+    with right:
+        st.markdown(f"**Surviving entries** ({len(run.surviving)})")
+        entries_list(run.surviving, key=f"surviving_{run.id}")
+    show_evaluation(run.evaluation)
+    if run.fact_diff is not None:
+        show_fact_diff(run.fact_diff)
+
+
+def show_evaluation(evaluation: Evaluation) -> None:
+    """Show the judge's scores: overall, per criterion with its reason, and its flags."""
+    st.markdown("**Evaluation**")
+    st.caption(f"Scored by {evaluation.judge}")
+    cards = st.columns(4)
+    cards[0].metric("Overall score", f"{evaluation.overall:.2f}")
+    cards[1].metric("Compression ratio", f"{evaluation.compression_ratio:.2f}")
+    cards[2].metric("Judge runs", evaluation.runs)
+    cards[3].metric("Judge cost (tokens)", f"{evaluation.cost_tokens:,}")
+    rows = []
+    for criterion in evaluation.criteria:
+        row = {
+            "criterion": criterion.name,
+            "score": f"{criterion.score:.2f}",
+            "reason": criterion.error or criterion.reason,
+        }
+        if evaluation.runs > 1:
+            row["spread"] = f"{criterion.spread:.2f}"
+        rows.append(row)
+    st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
+    for flag in evaluation.flags:
+        st.warning(flag)
+
+
+def show_fact_diff(diff: FactDiff) -> None:
+    """Show which planted facts the summary and surviving entries kept, dropped, contradicted."""
+    st.markdown("**Planted facts**")
+    columns = st.columns(3)
+    for column, (name, facts) in zip(
+        columns,
+        (("Kept", diff.kept), ("Dropped", diff.dropped), ("Contradicted", diff.contradicted)),
+        strict=True,
+    ):
+        column.markdown(f"{name} ({len(facts)})")
+        for fact in facts:
+            column.caption(f"{fact.kind}: {fact.text} = {fact.value}")
+
+
+def show_pair(runs: Sequence[TestRun]) -> None:
+    """Show two runs of the same entries side by side: summary and scores of each prompt."""
+    st.markdown(f"**Original entries** ({len(runs[0].original)})")
+    entries_list(runs[0].original, height=220, key=f"original_{runs[0].id}")
+    for column, run, name in zip(st.columns(2), runs, ("Prompt A", "Prompt B"), strict=True):
+        with column:
+            st.subheader(f"{name}: {run.evaluation.overall:.2f}")
+            st.caption(f"prompt: {run.prompt}")
+            st.caption(run.summarizer)
+            box = st.container(height=220, border=True, key=f"summary_{run.id}")
+            box.markdown(plain(run.summary))
+            show_evaluation(run.evaluation)
+            if run.fact_diff is not None:
+                show_fact_diff(run.fact_diff)

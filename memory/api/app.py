@@ -1,0 +1,128 @@
+"""The FastAPI app: `create_app(base_context)` with every router, the error handlers, the
+request guard (request id, size limit, `Seclai-Version`) and the job pool.
+
+One store serves the whole app (the base context's); each request gets a Context copied
+from it with the API key's account, so no connection is opened per request.
+
+Mounting other ASGI apps (the MCP server): pass `mounts=[("/mcp", asgi_app)]` and, for an
+app that needs to run something for the server's life (the MCP session manager), a
+`lifespans=[lambda app: session_manager.run()]` entry. A mounted app finds the API's state,
+with `context_for(account)` and `account_for(raw_key)`, at `request.app.state.membank` of the
+parent (`app.state.membank` of the returned app).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import cast
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp
+
+from memory.accounts import KeyStore
+from memory.api import errors
+from memory.api.jobs import Jobs
+from memory.api.middleware import Guard
+from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
+from memory.api.state import ApiLimits, ApiState
+from memory.context import Context
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+DESCRIPTION = """\
+Memory banks for LLM agents. Authenticate with an `X-API-Key` header (`membank keys create
+--account A`); every read and write is scoped to the key's account, and a bank of another
+account is a 404. Send `Seclai-Version: 2026-08-03` for the current behaviour (type-aware
+retention defaults, `max_age_days` rejected); without it requests get the legacy behaviour.
+Errors are `{"error": {"code", "message"}}`. Lists take `limit` and `offset`. Long work
+(exports, compaction, test compaction) answers 202 with a job to poll at its `status_url`.
+"""
+
+
+def create_app(
+    base: Context,
+    *,
+    keys: KeyStore | None = None,
+    limits: ApiLimits | None = None,
+    exports_dir: Path | None = None,
+    mounts: Sequence[tuple[str, ASGIApp]] = (),
+    lifespans: Sequence[Lifespan] = (),
+) -> FastAPI:
+    """Return the REST API app over `base`'s store.
+
+    Args:
+        base: the context requests are served from (its account is never used: each request
+            gets the account of its API key).
+        keys: where API keys are looked up (default: `base.store`).
+        limits: body size, job pool and page sizes.
+        exports_dir: where export files wait for download (default: a temporary folder
+            removed when the server stops).
+        mounts: (path, ASGI app) pairs mounted under the API, e.g. the MCP server.
+        lifespans: context managers entered while the server runs (after the job pool
+            starts), e.g. the MCP session manager.
+
+    Returns:
+        The FastAPI application (serve it with uvicorn).
+    """
+    chosen = limits or ApiLimits()
+    folder = exports_dir or Path(tempfile.mkdtemp(prefix="membank-exports-"))
+    owned = exports_dir is None
+    state = ApiState(
+        base=base,
+        keys=keys or cast(KeyStore, base.store),
+        jobs=Jobs(
+            workers=chosen.workers,
+            max_pending=chosen.max_pending,
+            keep=chosen.keep_jobs,
+            error_of=lambda exc: (
+                errors.status_of(exc),
+                errors.STATUS_CODES.get(errors.status_of(exc), "internal_error"),
+            ),
+            clock=base.clock,
+        ),
+        limits=chosen,
+        exports_dir=folder,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for entered in lifespans:
+                await stack.enter_async_context(entered(app))
+            try:
+                yield
+            finally:
+                state.jobs.shutdown()
+                if owned:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+    app = FastAPI(
+        title="membank",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        responses=errors.ERROR_RESPONSES,
+    )
+    app.state.membank = state
+    errors.install(app)
+    routers = (
+        work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
+        banks.router,
+        entries.router,
+        work.router,
+        assistant.router,
+        layers.router,
+        exports.router,
+        jobs.router,
+    )
+    for router in routers:
+        app.include_router(router)
+    # --- mounts (the MCP server) go here: `mounts=` of create_app ---
+    for path, asgi in mounts:
+        app.mount(path, asgi)
+    app.add_middleware(Guard, max_body=chosen.max_body, today=lambda: base.clock.now().date())
+    return app

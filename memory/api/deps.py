@@ -1,0 +1,65 @@
+"""Request dependencies: the API key (401 without a valid one), the key's account, the
+request's Context, and the resolved API version."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader
+
+from memory.api.errors import ApiError
+from memory.api.state import ApiState
+from memory.api.versioning import LEGACY, core_version
+from memory.context import Context
+
+KEY_HEADER = "X-API-Key"
+api_key = APIKeyHeader(
+    name=KEY_HEADER,
+    auto_error=False,
+    description="An API key from `membank keys create --account A`; every request is scoped "
+    "to its account.",
+)
+
+
+def state(request: Request) -> ApiState:
+    """Return the app's state."""
+    found: ApiState = request.app.state.membank
+    return found
+
+
+def account(request: Request, key: Annotated[str | None, Security(api_key)] = None) -> str:
+    """Return the account of the request's API key.
+
+    Raises:
+        ApiError: 401, with no key, or a malformed, unknown or revoked one.
+    """
+    if not key:
+        raise ApiError(401, "unauthorized", f"send an API key in the {KEY_HEADER} header")
+    found = state(request).account_for(key)
+    if found is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            f"the {KEY_HEADER} is not valid (unknown or revoked): create one with "
+            "`membank keys create --account A`",
+        )
+    return found
+
+
+Account = Annotated[str, Depends(account)]
+
+
+def context(request: Request, owner: Account) -> Context:
+    """Return the request's Context: the app's store, scoped to the key's account."""
+    return state(request).context_for(owner)
+
+
+def api_version(request: Request) -> str | None:
+    """Return the `api_version` the bank rules take (None: legacy, unversioned behaviour)."""
+    return core_version(getattr(request.state, "api_version", LEGACY))
+
+
+Ctx = Annotated[Context, Depends(context)]
+Version = Annotated[str | None, Depends(api_version)]
+State = Annotated[ApiState, Depends(state)]

@@ -1,0 +1,110 @@
+"""Memory bank tools: list, templates, get, create, update, delete, delete source, stats.
+
+Each is one call into `memory` returning the record its REST endpoint returns (pages, the
+delete receipts), so a tool and its endpoint answer alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memory import banks, config, stats
+from memory.api.mcp.inputs import (
+    BankPage,
+    BankRef,
+    CreateBank,
+    ListBanks,
+    Paged,
+    StatsInput,
+    UpdateBank,
+)
+from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
+from memory.context import Context
+from memory.errors import NotFound
+from memory.layers import agents
+from memory.models import Bank
+from memory.validation import as_utc
+
+
+def bank_of(ctx: Context, ref: str) -> Bank:
+    """Return the account's bank `ref`; NotFound (the same for another account's) otherwise."""
+    try:
+        return banks.get(ctx, ref)
+    except NotFound:
+        raise NotFound(
+            f"no memory bank {ref!r}: call list_memory_banks for the ids of your banks"
+        ) from None
+
+
+def list_memory_banks(ctx: Context, args: ListBanks) -> Page[Bank]:
+    """List your memory banks, oldest first (optionally only conversation or general ones)."""
+    return page(banks.list_banks(ctx, args.type), args.limit, args.offset)
+
+
+def list_memory_bank_templates(ctx: Context, args: Paged) -> Page[TemplateOut]:
+    """List the templates a new bank can start from (type, mode, prompt, thresholds, retention)."""
+    found = [TemplateOut.model_validate(t.model_dump()) for t in config.templates().values()]
+    return page(found, args.limit, args.offset)
+
+
+def get_memory_bank(ctx: Context, args: BankRef) -> Bank:
+    """Return one memory bank's configuration."""
+    return bank_of(ctx, args.memory_bank_id)
+
+
+def create_memory_bank(ctx: Context, args: CreateBank) -> Bank:
+    """Create a memory bank (type and mode are fixed for life); returns it with its id."""
+    return banks.create(ctx, args.to_request())
+
+
+def update_memory_bank(ctx: Context, args: UpdateBank) -> Bank:
+    """Change a bank's name, description, compaction prompt, thresholds or retention."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return banks.update(ctx, bank.id, args.to_request())
+
+
+def delete_memory_bank(ctx: Context, args: BankRef) -> Deleted:
+    """Delete a memory bank and every entry in it, for good."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    banks.delete(ctx, bank.id)
+    return Deleted(id=bank.id)
+
+
+def delete_memory_bank_source(ctx: Context, args: BankRef) -> SourceReset:
+    """Delete every entry of a bank (reset its data); its configuration stays."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    banks.reset_source(ctx, bank.id)
+    return SourceReset(id=bank.id)
+
+
+def get_memory_bank_stats(ctx: Context, args: StatsInput) -> stats.Stats:
+    """Return a bank's aggregated statistics over a time frame (default: the last 30 days)."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    since, until = stats.time_frame(
+        ctx.clock.now(),
+        days=args.days,
+        since=as_utc(args.since, "since") if args.since else None,
+        until=as_utc(args.until, "until") if args.until else None,
+    )
+    return stats.compute(ctx, bank, since=since, until=until, top=args.top)
+
+
+def list_memory_bank_agents(ctx: Context, args: BankPage) -> Page[AgentRef]:
+    """List the agents whose configuration uses a bank."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
+    return page(found, args.limit, args.offset)
+
+
+TOOLS: list[Callable[..., Any]] = [
+    list_memory_banks,
+    list_memory_bank_templates,
+    get_memory_bank,
+    create_memory_bank,
+    update_memory_bank,
+    delete_memory_bank,
+    delete_memory_bank_source,
+    get_memory_bank_stats,
+    list_memory_bank_agents,
+]

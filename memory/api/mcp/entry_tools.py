@@ -1,0 +1,62 @@
+"""Entry tools: write, search, load a thread, forget an entry, compact now."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memory import entries, search
+from memory.api.mcp.bank_tools import bank_of
+from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
+from memory.api.routes.entries import Forgotten, SearchResults
+from memory.api.schemas import Page, page
+from memory.compaction import CompactionResult, compact_bank
+from memory.context import Context
+from memory.models import Entry
+
+
+def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
+    """Write one entry to a bank (embedded for search; may trigger compaction of its key)."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    (entry,) = entries.write(ctx, bank, [args.to_entry()])
+    return entry
+
+
+def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
+    """Search a bank by meaning and words; returns the best entries, each with its best chunk."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return SearchResults(data=search.search(ctx, bank, args.to_query()))
+
+
+def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
+    """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return page(entries.load(ctx, bank, args.key), args.limit, args.offset)
+
+
+def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:
+    """Return one entry of a bank by its id."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return entries.get_entry(ctx, bank, args.entry_id)
+
+
+def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
+    """Delete one entry for good: its text, vectors and the old versions holding them."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return Forgotten(id=entries.forget(ctx, bank, args.entry_id).id)
+
+
+def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:
+    """Compact every partition of a bank over its thresholds now (or only `key`)."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return compact_bank(ctx, bank, args.key)
+
+
+TOOLS: list[Callable[..., Any]] = [
+    write_memory_bank_entry,
+    search_memory_bank,
+    load_memory_bank_thread,
+    get_memory_bank_entry,
+    forget_memory_bank_entry,
+    compact_memory_bank_now,
+]

@@ -1,0 +1,135 @@
+"""How a membank operation becomes an MCP tool: strict input, the caller's account, clear errors.
+
+The SDK builds a tool's argument model from the function signature and ignores unknown
+arguments; membank tools take a pydantic input model with `extra="forbid"` instead. The tool
+advertises that model's JSON schema, receives the raw arguments and validates them itself,
+so an unknown or misspelt argument is an error the model can read and fix, and "not sent"
+stays distinct from an explicit null (`model_fields_set`), as in a REST body.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar, get_type_hints
+
+from mcp.server.mcpserver import Context as ToolContext
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memory.api.state import ApiState
+from memory.context import Context
+from memory.errors import Conflict, InvalidInput, MembankError, NotFound, ProviderError
+
+In = TypeVar("In", bound=BaseModel)
+AccountOf = Callable[[ToolContext], str]
+"""Returns the account a tool call acts for (stdio: the process's; HTTP: the API key's)."""
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input: an unknown argument is an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _RawArguments(ArgModelBase):
+    """Hands the tool the arguments exactly as sent; the tool's own model validates them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+def problems(exc: ValidationError) -> str:
+    """Return a validation error as one line: `field: message; field: message`."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def parse(model: type[In], arguments: dict[str, Any]) -> In:
+    """Return the arguments validated by `model`; a ToolError naming each bad field otherwise."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        fields = ", ".join(sorted(model.model_fields))
+        raise ToolError(f"invalid arguments: {problems(exc)} (this tool takes: {fields})") from exc
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """Turn membank's errors into tool errors whose message says what to change."""
+    try:
+        yield
+    except InvalidInput as exc:
+        raise ToolError(f"invalid input: {exc}") from exc
+    except Conflict as exc:
+        raise ToolError(f"conflict: {exc}") from exc
+    except NotFound as exc:
+        raise ToolError(f"not found: {exc}") from exc
+    except ProviderError as exc:
+        raise ToolError(f"model provider failed: {exc} (retry later)") from exc
+    except MembankError as exc:
+        raise ToolError(f"failed: {exc}") from exc
+    except ValidationError as exc:  # a record built from the input rejected it
+        raise ToolError(f"invalid input: {problems(exc)}") from exc
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """What every tool call needs: the server's state (base context, jobs, export folder)
+    and how to find the account of a call."""
+
+    state: ApiState
+    account_of: AccountOf | None = None
+    """None: every call acts for the base context's account (a local, trusted process)."""
+
+    def context(self, tool_ctx: ToolContext) -> Context:
+        """Return the base context scoped to the account of this call."""
+        if self.account_of is None:
+            return self.state.base
+        return replace(self.state.base, account=self.account_of(tool_ctx))
+
+    def tool(self, run: Callable[..., Any], name: str | None = None) -> Tool:
+        """Return `run(ctx, input[, state])` as an MCP tool named `name` (default: its name).
+
+        The input model is `run`'s second parameter's annotation, the description its
+        docstring, the output schema its return annotation; a third parameter gets the
+        server's state (jobs, exports).
+        """
+        hints = get_type_hints(run)
+        params = list(inspect.signature(run).parameters)
+        model: type[BaseModel] = hints[params[1]]
+        extra = (self.state,) if len(params) > 2 else ()
+
+        def call(arguments: dict[str, Any], context: ToolContext) -> Any:
+            args = parse(model, arguments)
+            with tool_errors():
+                return run(self.context(context), args, *extra)
+
+        # The SDK reads this signature: the output schema from its return annotation, the
+        # context parameter by name. `call` is sync, so the SDK runs it in a worker thread.
+        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                inspect.Parameter("arguments", inspect.Parameter.KEYWORD_ONLY, annotation=dict),
+                inspect.Parameter(
+                    "context", inspect.Parameter.KEYWORD_ONLY, annotation=ToolContext
+                ),
+            ],
+            return_annotation=hints["return"],
+        )
+        tool = Tool.from_function(
+            call,
+            name=name or run.__name__,
+            description=inspect.getdoc(run) or "",
+            context_kwarg="context",
+        )
+        meta = tool.fn_metadata.model_copy(update={"arg_model": _RawArguments})
+        return tool.model_copy(
+            update={"fn_metadata": meta, "parameters": model.model_json_schema()}
+        )

@@ -1,0 +1,97 @@
+"""Banks: list (`?type=`), templates, create, get, update, delete, delete source, agents, stats."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from memory import banks, config, stats
+from memory.api.deps import Ctx, Version
+from memory.api.routes.common import Limit, Offset, bank_of
+from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
+from memory.layers import agents
+from memory.models import Bank, BankCreate, BankType, BankUpdate
+from memory.validation import as_utc
+
+router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
+
+
+@router.get("", summary="List memory banks")
+def list_banks(
+    ctx: Ctx,
+    type: Annotated[BankType | None, Query(description="only this type")] = None,  # noqa: A002
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Page[Bank]:
+    """The account's banks, oldest first (`?type=conversation` or `?type=general`)."""
+    return page(banks.list_banks(ctx, type), limit, offset)
+
+
+@router.get("/templates", summary="List templates")
+def list_templates(ctx: Ctx, limit: Limit = 100, offset: Offset = 0) -> Page[TemplateOut]:
+    """Pre-built settings for common memory patterns (a create request may name one)."""
+    found = [TemplateOut.model_validate(t.model_dump()) for t in config.templates().values()]
+    return page(found, limit, offset)
+
+
+@router.post("", status_code=201, summary="Create a memory bank")
+def create_bank(ctx: Ctx, version: Version, body: BankCreate) -> Bank:
+    """Create a bank; retention defaults by type on `Seclai-Version: 2026-08-03` or later, a
+    flat 30 days otherwise; an explicit `retention_days` (null = indefinite) always counts."""
+    return banks.create(ctx, body, api_version=version)
+
+
+@router.get("/{bank_id}", summary="Get a memory bank")
+def get_bank(ctx: Ctx, bank_id: str) -> Bank:
+    """One bank of the account (by id or name)."""
+    return bank_of(ctx, bank_id)
+
+
+@router.put("/{bank_id}", summary="Update a memory bank")
+def update_bank(ctx: Ctx, version: Version, bank_id: str, body: BankUpdate) -> Bank:
+    """Apply the sent fields; changing `type` or `mode` is a 409 and changes nothing."""
+    bank = bank_of(ctx, bank_id)
+    return banks.update(ctx, bank.id, body, api_version=version)
+
+
+@router.delete("/{bank_id}", summary="Delete a memory bank")
+def delete_bank(ctx: Ctx, bank_id: str) -> Deleted:
+    """Delete the bank, its entries and their files."""
+    bank = bank_of(ctx, bank_id)
+    banks.delete(ctx, bank.id)
+    return Deleted(id=bank.id)
+
+
+@router.delete("/{bank_id}/source", summary="Delete a memory bank's content source")
+def delete_source(ctx: Ctx, bank_id: str) -> SourceReset:
+    """Remove every entry and reset the bank's storage; the configuration stays."""
+    bank = bank_of(ctx, bank_id)
+    banks.reset_source(ctx, bank.id)
+    return SourceReset(id=bank.id)
+
+
+@router.get("/{bank_id}/agents", summary="List agents using a memory bank")
+def list_agents(ctx: Ctx, bank_id: str, limit: Limit = 100, offset: Offset = 0) -> Page[AgentRef]:
+    """The agents whose configuration references this bank."""
+    bank = bank_of(ctx, bank_id)
+    found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
+    return page(found, limit, offset)
+
+
+@router.get("/{bank_id}/stats", summary="Get entry statistics")
+def get_stats(
+    ctx: Ctx,
+    bank_id: str,
+    days: Annotated[int | None, Query(ge=1, le=36_500, description="the last N days")] = None,
+    since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
+    until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
+    top: Annotated[int, Query(ge=1, le=100, description="rows of each breakdown")] = 10,
+) -> stats.Stats:
+    """Aggregates over a time frame (default: the last 30 days); never individual entries."""
+    bank = bank_of(ctx, bank_id)
+    since = as_utc(since, "since") if since is not None else None
+    until = as_utc(until, "until") if until is not None else None
+    start, end = stats.time_frame(ctx.clock.now(), days=days, since=since, until=until)
+    return stats.compute(ctx, bank, since=start, until=end, top=top)

@@ -1,0 +1,73 @@
+"""Propose, then accept: a proposal changes nothing; accepting applies exactly it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory import banks
+from memory.assistant.model import propose_with_model
+from memory.assistant.records import Proposal
+from memory.assistant.rules import propose_offline
+from memory.errors import InvalidInput
+from memory.models import Bank, BankType, BankUpdate
+from memory.providers import completer_for, is_offline
+from memory.settings import Settings
+from memory.validation import check_text
+
+if TYPE_CHECKING:
+    from memory.context import Context
+
+MAX_DESCRIPTION = 4000
+"""Longest description the assistant reads (characters)."""
+
+
+def propose(
+    description: str, *, bank_type: BankType | None = None, settings: Settings | None = None
+) -> Proposal:
+    """Return a proposed configuration for `description`; nothing is stored or changed.
+
+    Args:
+        description: The use, e.g. "customer support, about 50 messages per day per
+            customer"; a stated volume sets the thresholds (the arithmetic is shown).
+        bank_type: The bank's type when it is known (an existing bank's, or chosen).
+        settings: Whose `llm_model` proposes: the offline rule-based assistant for a
+            `membank/` model (the default), else that litellm model.
+
+    Raises:
+        InvalidInput: a blank or overlong description.
+        ProviderError: the model failed or proposed nothing usable.
+    """
+    check_text("description", description)
+    if not description.strip():
+        raise InvalidInput("the description is empty: describe what the bank will hold")
+    if len(description) > MAX_DESCRIPTION:
+        raise InvalidInput(
+            f"the description is {len(description)} characters: keep it under {MAX_DESCRIPTION}"
+        )
+    resolved = settings or Settings()
+    if is_offline(resolved.llm_model):
+        return propose_offline(description, bank_type)
+    return propose_with_model(description, bank_type, completer_for(resolved))
+
+
+def accept(ctx: Context, bank: str, proposal: Proposal) -> Bank:
+    """Apply exactly `proposal` (prompt, thresholds, retention) to `bank`; returns it updated.
+
+    Raises:
+        NotFound: an unknown bank.
+        InvalidInput: the proposal is for another bank type, or holds a value a bank cannot
+            take (nothing changes).
+    """
+    current = banks.get(ctx, bank)
+    if current.type != proposal.bank_type:
+        raise InvalidInput(
+            f"the proposal is for a {proposal.bank_type} bank, but bank {current.name!r} is a "
+            f"{current.type} bank (a type never changes): ask again with --type {current.type}"
+        )
+    update = BankUpdate(
+        compaction_prompt=proposal.compaction_prompt,
+        max_tokens=proposal.max_tokens,
+        max_turns=proposal.max_turns,
+        retention_days=proposal.retention_days,
+    )
+    return banks.update(ctx, current.id, update)

@@ -1,0 +1,112 @@
+"""The judge's record: one score per criterion (mean and spread over runs), overall, label, cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean, pstdev
+
+from pydantic import BaseModel, ConfigDict
+
+HEURISTIC_LABEL = "heuristic judge (offline)"
+"""The label shown wherever the offline judge's scores appear."""
+OFFLINE_JUDGE = "membank/heuristic-judge"
+"""The judge model name that selects the heuristic judge (the default of MEMBANK_JUDGE_MODEL)."""
+CRITERIA = ("fact_coverage", "faithfulness", "conciseness", "instructions")
+"""The criteria every judge scores, in the order they are shown."""
+SUMMARIZATION = "summarization"
+"""The extra criterion the LLM judge adds: deepeval's SummarizationMetric."""
+
+
+class CriterionScore(BaseModel):
+    """One criterion's score (0-1, the mean over runs) with the judge's reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    score: float
+    reason: str
+    scores: list[float]
+    """One score per run."""
+    spread: float
+    """Population standard deviation of `scores` (0.0 for one run)."""
+    error: str | None = None
+    """Why this criterion could not be judged (score 0, left out of the overall)."""
+
+
+class Evaluation(BaseModel):
+    """A summary judged against its source: per criterion, overall, who judged, at what cost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criteria: list[CriterionScore]
+    overall: float
+    """Mean of the criteria that have no error (0.0 when every one failed)."""
+    judge: str
+    """HEURISTIC_LABEL, or "<model> (deepeval)"."""
+    offline: bool
+    runs: int
+    cost_tokens: int
+    """Tokens the judge model spent (0 offline)."""
+    compression_ratio: float
+    """Summary tokens / source tokens."""
+    flags: list[str]
+    """Problems found, e.g. "invented number: 4200", "invented name: Bob"."""
+
+    def criterion(self, name: str) -> CriterionScore:
+        """Return the criterion called `name`.
+
+        Raises:
+            KeyError: no criterion has that name.
+        """
+        for item in self.criteria:
+            if item.name == name:
+                return item
+        raise KeyError(name)
+
+
+class RunScore(BaseModel):
+    """One criterion's result in a single run (before runs are combined)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    score: float
+    reason: str
+    error: str | None = None
+
+
+def combine(name: str, runs: Sequence[RunScore]) -> CriterionScore:
+    """Return a criterion's mean and spread over its runs (failed only when every run failed).
+
+    The reason is the last successful run's (the runs judge the same case; when they disagree
+    the spread says so). A criterion that failed in some runs only is scored over the others,
+    its reason naming the failures; one that failed in every run has `error` set and score 0.
+    """
+    good = [run for run in runs if run.error is None]
+    failed = [run for run in runs if run.error is not None]
+    if not good:
+        return CriterionScore(
+            name=name,
+            score=0.0,
+            reason=failed[-1].reason if failed else "",
+            scores=[0.0 for _ in runs],
+            spread=0.0,
+            error=failed[-1].error if failed else "not judged",
+        )
+    scores = [round(run.score, 4) for run in good]
+    reason = good[-1].reason
+    if failed:
+        reason += f" ({len(failed)} of {len(runs)} runs failed: {failed[-1].error})"
+    return CriterionScore(
+        name=name,
+        score=round(fmean(scores), 4),
+        reason=reason,
+        scores=scores,
+        spread=round(pstdev(scores), 4) if len(scores) > 1 else 0.0,
+    )
+
+
+def overall(criteria: Sequence[CriterionScore]) -> float:
+    """Return the mean score of the criteria without an error (0.0 when none)."""
+    scores = [item.score for item in criteria if item.error is None]
+    return round(fmean(scores), 4) if scores else 0.0

@@ -1,0 +1,106 @@
+"""Records of the compaction test lab: draft entries, sources, planted facts, runs, previews."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.judge import Evaluation
+from memory.models import BankType
+
+FactKind = Literal["name", "number", "date", "preference"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DraftEntry(_Record):
+    """An entry held in memory only: pasted, generated, or read from a bank (never written)."""
+
+    key: str
+    content: str
+    speaker: str | None = None
+    role: str | None = None
+    created_at: datetime | None = None
+
+
+class PlantedFact(_Record):
+    """A fact planted in synthetic entries, the ground truth of a compaction diff."""
+
+    kind: FactKind
+    text: str
+    """What the fact is about, as the entries say it, e.g. `order number`."""
+    value: str
+    """Its planted value, verbatim in one entry, e.g. `48213`."""
+
+
+class FactDiff(_Record):
+    """Which planted facts survived compaction (in the summary or the surviving entries)."""
+
+    kept: list[PlantedFact]
+    dropped: list[PlantedFact]
+    contradicted: list[PlantedFact]
+    """The subject is stated with another value than the planted one."""
+
+
+class BankSource(_Record):
+    """The entries of an existing bank (one key, or its largest partition), read only."""
+
+    kind: Literal["bank"] = "bank"
+    bank: str
+    key: str | None = None
+
+
+class PastedSource(_Record):
+    """Entries pasted as JSON lines or `speaker: text` lines."""
+
+    kind: Literal["pasted"] = "pasted"
+    text: str
+    bank_type: BankType = "conversation"
+
+
+class SyntheticSource(_Record):
+    """Entries generated from a description, with planted facts; seeded, reproducible."""
+
+    kind: Literal["synthetic"] = "synthetic"
+    description: str
+    bank_type: BankType = "conversation"
+    count: int = 20
+    seed: int = 0
+
+
+Source = Annotated[BankSource | PastedSource | SyntheticSource, Field(discriminator="kind")]
+
+
+class CostPreview(_Record):
+    """What a test run will cost before it runs: entries, tokens, judge calls."""
+
+    entries: int
+    tokens: int
+    """Tokens of the entries the summarizer reads (the prompt's own tokens not counted)."""
+    judge_calls: int
+    summarizer: str
+    judge: str
+
+
+class TestRun(_Record):
+    """One compaction test: what went in, what came out, and how the judge scored it."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    id: str
+    bank: str | None
+    """The bank's id for a bank source, else None (a test on the create form)."""
+    prompt: str
+    source: Source
+    source_label: str
+    original: list[DraftEntry]
+    summary: str
+    surviving: list[DraftEntry]
+    evaluation: Evaluation
+    fact_diff: FactDiff | None
+    summarizer: str
+    created_at: datetime

@@ -1,0 +1,270 @@
+"""Run a compaction test: the real plan and summarizer on in-memory entries, then the judge.
+
+Nothing is written to any bank: the entries are read (or parsed, or generated) into memory,
+`plan_partition` and `summarize` run on them as compaction would, and only the test run
+itself is saved (`memory.store.lab_runs`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memory import banks
+from memory.compaction.plan import (
+    MIN_SUMMARY_TOKENS,
+    SUMMARY_SHARE,
+    SUMMARY_SLACK,
+    TARGET_RATIO,
+    PartitionRow,
+    plan_partition,
+    summary_budget,
+)
+from memory.compaction.summarizer import completer_for, summarize, summarizer_label
+from memory.config import Mode, get_mode
+from memory.errors import InvalidInput
+from memory.judge import HEURISTIC_LABEL, MAX_RUNS, Evaluation, evaluate, judge_calls, uses_llm
+from memory.lab.facts import fact_diff
+from memory.lab.records import CostPreview, SyntheticSource, TestRun
+from memory.lab.sources import Loaded, as_draft, load
+from memory.lab.synthetic import check_source
+from memory.models import Bank, Entry
+from memory.prompts import entry_line
+from memory.providers import is_offline
+from memory.validation import check_bank_fields, check_text
+
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.lab.records import Source
+
+Progress = Callable[[str], None]
+ESTIMATED_TOKENS_PER_ENTRY = 40
+"""Tokens a synthetic entry is assumed to take when an LLM will write it (preview only)."""
+
+
+def check_options(prompt: str, runs: int, max_tokens: int | None, max_turns: int | None) -> None:
+    """Check a test's prompt, judge runs and thresholds.
+
+    Raises:
+        InvalidInput: a blank prompt, runs below 1, or a threshold out of range.
+    """
+    check_text("compaction prompt", prompt)
+    if not prompt.strip():
+        raise InvalidInput("the compaction prompt is empty: give the instructions to test")
+    if not 1 <= runs <= MAX_RUNS:
+        raise InvalidInput(f"runs must be 1-{MAX_RUNS} (judge runs per case), got {runs}")
+    check_bank_fields(compaction_prompt=prompt, max_tokens=max_tokens, max_turns=max_turns)
+
+
+def preview(
+    ctx: Context,
+    source: Source,
+    *,
+    prompt: str,
+    judge_model: str | None = None,
+    runs: int = 1,
+) -> CostPreview:
+    """Return what a test of `source` will cost: entries, tokens, judge calls; runs nothing.
+
+    Synthetic entries an LLM would write are not generated: their count is the requested
+    one and their tokens an estimate (ESTIMATED_TOKENS_PER_ENTRY each).
+
+    Raises:
+        InvalidInput: bad options or a source with nothing to test.
+        NotFound: an unknown bank.
+    """
+    check_options(prompt, runs, None, None)
+    judge_model = chosen_judge(ctx, judge_model)
+    if isinstance(source, SyntheticSource) and not is_offline(ctx.settings.llm_model):
+        check_source(source)
+        count, tokens = source.count, source.count * ESTIMATED_TOKENS_PER_ENTRY
+    else:
+        loaded = load(ctx, source)
+        count, tokens = len(loaded.entries), sum(e.token_count for e in loaded.entries)
+    return CostPreview(
+        entries=count,
+        tokens=tokens,
+        judge_calls=judge_calls(judge_model, runs),
+        summarizer=summarizer_label(completer_for(ctx).model),
+        judge=judge_label(judge_model),
+    )
+
+
+def chosen_judge(ctx: Context, judge_model: str | None) -> str:
+    """Return the judge a test uses: the one given, else the settings' (MEMBANK_JUDGE_MODEL,
+    the offline heuristic judge by default)."""
+    return judge_model if judge_model is not None else ctx.settings.judge_model
+
+
+def judge_label(judge_model: str | None) -> str:
+    """Return how the judge's scores are labelled: the heuristic judge or the model."""
+    return f"{judge_model} (deepeval)" if uses_llm(judge_model) else HEURISTIC_LABEL
+
+
+def run_test(
+    ctx: Context,
+    source: Source,
+    *,
+    prompt: str,
+    max_tokens: int | None = None,
+    max_turns: int | None = None,
+    judge_model: str | None = None,
+    runs: int = 1,
+    save: bool = True,
+    progress: Progress | None = None,
+) -> TestRun:
+    """Run the compaction summarizer with `prompt` on `source`'s entries and judge it.
+
+    Args:
+        ctx: The context (store, summarizer, embedder for the heuristic judge, settings).
+        source: A bank (read only), pasted text, or a synthetic description.
+        prompt: The compaction prompt to test.
+        max_tokens: Threshold to plan with (default: the bank's; none for pasted/synthetic).
+        max_turns: Threshold to plan with (default: the bank's; none for pasted/synthetic).
+        judge_model: The judge (None: the settings' `judge_model`, MEMBANK_JUDGE_MODEL, by
+            default the offline heuristic judge).
+        runs: How many times the judge scores the case (mean and spread per criterion).
+        save: Save the run (listed by `list_runs`).
+        progress: Called with a short message before each step.
+
+    Returns:
+        The run: original entries, summary, surviving entries, evaluation, fact diff.
+
+    Raises:
+        InvalidInput: bad options or input, or fewer than two entries to test.
+        NotFound: an unknown bank.
+        ProviderError: the summarizer, generator or judge model failed.
+    """
+    check_options(prompt, runs, max_tokens, max_turns)
+    say = progress or (lambda message: None)
+    say("loading entries")
+    loaded = load(ctx, source)
+    return run_loaded(
+        ctx,
+        source,
+        loaded,
+        prompt=prompt,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+        judge_model=judge_model,
+        runs=runs,
+        save=save,
+        progress=say,
+    )
+
+
+def run_loaded(
+    ctx: Context,
+    source: Source,
+    loaded: Loaded,
+    *,
+    prompt: str,
+    max_tokens: int | None,
+    max_turns: int | None,
+    judge_model: str | None,
+    runs: int,
+    save: bool,
+    progress: Progress,
+) -> TestRun:
+    """Run a test on entries already loaded (`compare` runs two prompts on the same ones)."""
+    check_options(prompt, runs, max_tokens, max_turns)
+    judge_model = chosen_judge(ctx, judge_model)
+    judge = judge_label(judge_model)  # an unknown judge is refused before anything runs
+    bank = _test_bank(loaded.bank, prompt, max_tokens, max_turns)
+    mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
+    covered, kept, budget = split(bank, loaded.entries)
+    completer = completer_for(ctx)
+    label = summarizer_label(completer.model)
+    progress(f"summarizing {len(covered)} entries with {label}")
+    summary = summarize(completer, bank, covered, budget, slack=SUMMARY_SLACK)
+    progress(f"judging with {judge}")
+    evaluation = _judge(ctx, mode, covered, summary, prompt, judge_model, runs)
+    diff = None
+    if loaded.facts is not None:
+        diff = fact_diff(loaded.facts, "\n".join([summary, *(e.content for e in kept)]))
+    run = TestRun(
+        id=uuid.uuid4().hex,
+        bank=loaded.bank.id if loaded.stored else None,
+        prompt=prompt,
+        source=source,
+        source_label=loaded.label,
+        original=[as_draft(e) for e in loaded.entries],
+        summary=summary,
+        surviving=[as_draft(e) for e in kept],
+        evaluation=evaluation,
+        fact_diff=diff,
+        summarizer=label,
+        created_at=ctx.clock.now(),
+    )
+    if save:
+        progress("saving the run")
+        copied = loaded.entries if loaded.stored else []
+        ctx.store.put_lab_run(
+            ctx.account,
+            run.id,
+            run.bank,
+            run.created_at,
+            run.model_dump_json(),
+            entry_ids=[e.id for e in copied],
+        )
+    return run
+
+
+def _test_bank(base: Bank, prompt: str, max_tokens: int | None, max_turns: int | None) -> Bank:
+    """Return the bank the test plans with: `base` with the prompt and any given thresholds."""
+    changes: dict[str, Any] = {"compaction_prompt": prompt}
+    if max_tokens is not None:
+        changes["max_tokens"] = max_tokens or None
+    if max_turns is not None:
+        changes["max_turns"] = max_turns or None
+    return base.model_copy(update=changes)
+
+
+def split(bank: Bank, stored: list[Entry]) -> tuple[list[Entry], list[Entry], int]:
+    """Return (covered, kept, summary budget) as compaction would plan the partition.
+
+    A partition under its thresholds (or with none set) is tested as if it were just over
+    them: every entry but the newest is summarised, within the bank's summary budget (with
+    no `max_tokens`, a quarter of the partition's tokens, as if it were `max_tokens`).
+
+    Raises:
+        InvalidInput: fewer than two entries (the newest is always kept verbatim).
+    """
+    if len(stored) < 2:
+        raise InvalidInput(
+            f"a compaction test needs at least 2 entries (the newest is always kept), "
+            f"got {len(stored)}"
+        )
+    key = stored[0].key
+    rows = [PartitionRow(e.id, e.kind, e.token_count, e.created_at) for e in stored]
+    plan = plan_partition(bank, key, rows)
+    if plan.action != "summarize":
+        budget = summary_budget(bank)
+        if not bank.max_tokens:
+            share = TARGET_RATIO * SUMMARY_SHARE
+            budget = max(MIN_SUMMARY_TOKENS, int(plan.tokens_before * share))
+        return list(stored[:-1]), [stored[-1]], budget
+    by_id = {e.id: e for e in stored}
+    return [by_id[i] for i in plan.covered], [by_id[i] for i in plan.kept], plan.summary_budget
+
+
+def _judge(
+    ctx: Context,
+    mode: Mode,
+    covered: list[Entry],
+    summary: str,
+    prompt: str,
+    judge_model: str | None,
+    runs: int,
+) -> Evaluation:
+    lines = [entry_line(e.content, e.speaker if e.kind != "summary" else None) for e in covered]
+    return evaluate(
+        lines,
+        summary,
+        prompt=prompt,
+        judge_model=judge_model,
+        runs=runs,
+        embedder=ctx.embedder(mode),
+        settings=ctx.settings,
+    )

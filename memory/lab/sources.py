@@ -1,0 +1,150 @@
+"""Where a compaction test's entries come from: a bank (read only), pasted text, or synthetic
+entries with planted facts. One partition (key) is tested, as compaction works per key."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from memory import banks, entries
+from memory.errors import InvalidInput
+from memory.lab.pasted import draft_bank, parse_pasted
+from memory.lab.records import BankSource, DraftEntry, PastedSource, PlantedFact, Source
+from memory.lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet, template_set
+from memory.lab.synthetic_llm import llm_set
+from memory.models import Bank, Entry
+from memory.providers import completer_for, describe, is_offline
+from memory.providers.tokens import count_tokens
+from memory.validation import as_utc
+
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.lab.records import SyntheticSource
+    from memory.settings import Settings
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The entries of one partition, in memory, with what they came from."""
+
+    bank: Bank
+    """The stored bank (bank source) or an in-memory draft bank, never written."""
+    stored: bool
+    entries: list[Entry]
+    """Oldest first; ids are the stored ones, or `draft-N`."""
+    facts: list[PlantedFact] | None
+    label: str
+
+
+def generator_label(settings: Settings) -> str:
+    """Return what will write synthetic entries: the template generator or the LLM."""
+    model = settings.llm_model
+    return TEMPLATE_GENERATOR_LABEL if is_offline(model) else describe(model)
+
+
+def synthesize(source: SyntheticSource, settings: Settings) -> SyntheticSet:
+    """Return synthetic entries: from the settings' LLM, or offline from templates.
+
+    Raises:
+        InvalidInput: a blank description or a count out of range.
+        ProviderError: the model failed or its entries are unusable.
+    """
+    if is_offline(settings.llm_model):
+        return template_set(source)
+    return llm_set(source, completer_for(settings))
+
+
+def load(ctx: Context, source: Source) -> Loaded:
+    """Return the entries a test of `source` runs on; a bank is only read.
+
+    Raises:
+        InvalidInput: nothing to test (no entries, or fewer than two), or bad pasted text.
+        NotFound: an unknown bank.
+        ProviderError: the synthetic generator's model failed or replied unusably.
+    """
+    if isinstance(source, BankSource):
+        return _from_bank(ctx, source)
+    if isinstance(source, PastedSource):
+        drafts = parse_pasted(source.text, source.bank_type)
+        return _from_drafts(ctx, drafts, draft_bank(source.bank_type), None, "pasted entries")
+    made = synthesize(source, ctx.settings)
+    label = f"{len(made.entries)} synthetic entries ({made.generator})"
+    return _from_drafts(ctx, made.entries, draft_bank(source.bank_type), made.facts, label)
+
+
+def _from_bank(ctx: Context, source: BankSource) -> Loaded:
+    bank = banks.get(ctx, source.bank)
+    if source.key is not None:
+        found = entries.load(ctx, bank, source.key)
+        if not found:
+            raise InvalidInput(
+                f"bank {bank.name!r} has no entries under key {source.key!r}: nothing to test"
+            )
+        return Loaded(bank, True, found, None, f"bank {bank.name}, key {source.key}")
+    every = entries.read(ctx, bank)
+    if not every:
+        raise InvalidInput(f"bank {bank.name!r} has no entries: write some, or paste entries")
+    key, part, keys = _largest(every)
+    where = f"bank {bank.name}, key {key}"
+    if keys > 1:
+        where += f" (the largest of its {keys} keys; --key picks another)"
+    return Loaded(bank, True, part, None, where)
+
+
+def _largest(every: Sequence[Entry]) -> tuple[str, list[Entry], int]:
+    """Return the key with the most tokens, its entries, and how many keys there are."""
+    parts: dict[str, list[Entry]] = {}
+    for entry in every:
+        parts.setdefault(entry.key, []).append(entry)
+    key = max(parts, key=lambda k: (sum(e.token_count for e in parts[k]), len(parts[k]), k))
+    return key, parts[key], len(parts)
+
+
+def _from_drafts(
+    ctx: Context,
+    drafts: Sequence[DraftEntry],
+    bank: Bank,
+    facts: list[PlantedFact] | None,
+    label: str,
+) -> Loaded:
+    key, part, keys = _largest(as_entries(ctx, drafts, bank))
+    if keys > 1:
+        label += f", key {key} (the largest of {keys} keys)"
+    return Loaded(bank, False, part, facts, label)
+
+
+def as_entries(ctx: Context, drafts: Sequence[DraftEntry], bank: Bank) -> list[Entry]:
+    """Return drafts as in-memory entries; undated ones a second apart, ending now."""
+    now = ctx.clock.now()
+    out: list[Entry] = []
+    for index, draft in enumerate(drafts):
+        given = draft.created_at
+        when = (
+            as_utc(given, "created_at") if given else now - timedelta(seconds=len(drafts) - index)
+        )
+        out.append(
+            Entry(
+                id=f"draft-{index + 1}",
+                bank_id=bank.id,
+                key=draft.key,
+                content=draft.content,
+                speaker=draft.speaker,
+                role=draft.role,
+                created_at=when,
+                token_count=count_tokens(draft.content),
+            )
+        )
+    return sorted(out, key=lambda e: e.created_at)
+
+
+def as_draft(entry: Entry) -> DraftEntry:
+    """Return an entry as the draft a test run shows."""
+    return DraftEntry(
+        key=entry.key,
+        content=entry.content,
+        speaker=entry.speaker,
+        role=entry.role,
+        created_at=entry.created_at,
+    )

@@ -1,0 +1,307 @@
+"""Long-term memory: remember, recall and forget a user's memories; the layer's per-user wipe.
+
+Memories live in one general bank per account, `long-term-memory` (made on the first
+remember, mode `fast`, kept indefinitely, never compacted), so load, stats, export,
+retention, verify and maintain all work on it like on any bank. Each memory is one entry:
+key = the user id, `memory_type` = its type, its tags, and in metadata the agent that saved
+it and its scope. Visibility is one stored tag the recall filter tests: `scope:user` for
+user-wide memories, `agent:<hash of the agent id>` for an agent's own (user tags cannot hold
+a colon, so no user tag is mistaken for one). Recall is a vector search prefiltered on the
+user's key and the visibility tags: it never reads another user's rows.
+
+`agent=None` in recall and forget is the user's own view (the CLI, an administrator): every
+memory of the user, whichever agent saved it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memory import banks, entries, purge
+from memory.config import get_mode
+from memory.errors import Conflict, InvalidInput, NotFound
+from memory.layers.memories import (
+    Memory,
+    RecalledMemory,
+    Scope,
+    check_agent,
+    check_scope,
+    check_type,
+    check_user,
+    normalise_tags,
+)
+from memory.layers.receipt import TableWipe
+from memory.models import Bank, BankCreate, Entry, EntryIn
+from memory.providers.tokens import count_tokens
+from memory.search import best_per_entry
+from memory.store import filters
+from memory.store.schema import ENTRY_COLUMNS
+from memory.validation import check_text
+
+if TYPE_CHECKING:
+    from memory.context import Context
+
+LONG_TERM_BANK = "long-term-memory"
+"""Name of the account's bank that holds every user's long-term memories."""
+BANK_MODE = "fast"
+"""The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
+chunk and one vector."""
+MAX_RECALL = 1000
+"""Most memories one recall returns (the most an agent's `max_memories` may pre-load)."""
+USER_WIDE = "scope:user"
+"""Stored tag of a user-wide memory (the visibility filter tests it)."""
+
+
+def agent_tag(agent: str) -> str:
+    """Return the stored tag of the memories only `agent` sees (a hash: any id fits a tag)."""
+    return "agent:" + hashlib.blake2b(agent.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
+    """Return the account's long-term memory bank (made when `create`; else None if none).
+
+    Raises:
+        InvalidInput: a bank of that name exists but is not a general bank.
+    """
+    bank = _named(ctx)
+    if bank is None:
+        if not create:
+            return None
+        request = BankCreate(
+            name=LONG_TERM_BANK,
+            type="general",
+            mode=BANK_MODE,
+            retention_days=None,
+            description="Long-term agent memories: key = user id (membank memory ...)",
+        )
+        try:
+            bank = banks.create(ctx, request)
+        except Conflict:  # another process made it meanwhile
+            bank = banks.get(ctx, LONG_TERM_BANK)
+    if bank.type != "general":
+        raise InvalidInput(
+            f"bank {LONG_TERM_BANK!r} is a {bank.type} bank, but long-term memory needs a "
+            "general one: rename that bank (`membank bank update ... --name NEW`)"
+        )
+    return bank
+
+
+def _named(ctx: Context) -> Bank | None:
+    """Return the bank of that name with one registry read (`banks.get` tries ids first)."""
+    rows = ctx.store.bank_rows(ctx.account, filters.equals("name", LONG_TERM_BANK))
+    if not rows:
+        return None
+    if "max_age_days" in rows[0]:  # a legacy record: let the bank service migrate it
+        return banks.get(ctx, rows[0]["id"])
+    return Bank.model_validate(rows[0])
+
+
+def remember(
+    ctx: Context,
+    *,
+    user: str,
+    content: str,
+    agent: str | None = None,
+    type: str = "fact",  # noqa: A002 - the seed's and the tools' name, agreed with callers
+    tags: Sequence[str] = (),
+    scope: str = "user",
+) -> Memory:
+    """Store a memory of `user` (the same text with the same visibility is stored once).
+
+    Args:
+        ctx: the context (store, account, embedder).
+        user: whose memory it is.
+        content: the memory, one fact or preference (at most one chunk: 256 tokens).
+        agent: the agent saving it (None: no agent; scope must then be `user`).
+        type: fact, preference, relationship or instruction.
+        tags: short keywords, normalised (see `memory.layers.memories`).
+        scope: `user` (every agent of the user sees it) or `agent` (only `agent`).
+
+    Returns:
+        The stored memory (or the one already stored with that text and visibility).
+
+    Raises:
+        InvalidInput: any argument breaks its rule; nothing is stored.
+    """
+    check_user(user)
+    check_agent(agent)
+    kind = check_type(type)
+    where = check_scope(scope, agent)
+    words = normalise_tags(tags)
+    _check_content(content)
+    marker = USER_WIDE if where == "user" else agent_tag(agent or "")
+    bank = memory_bank(ctx, create=True)
+    assert bank is not None  # made when missing
+    same = _entries(
+        ctx, bank, user, filters.conjoin(_has(marker), filters.equals("content", content))
+    )
+    if same:
+        return as_memory(same[0])
+    item = EntryIn(
+        key=user,
+        content=content,
+        memory_type=kind,
+        tags=[*words, marker],
+        metadata={"agent": agent, "scope": where},
+    )
+    (entry,) = entries.write(ctx, bank, [item])
+    return as_memory(entry)
+
+
+def _check_content(content: str) -> None:
+    check_text("memory content", content)
+    if not content.strip():
+        raise InvalidInput("memory content is empty: say what to remember")
+    limit = get_mode(BANK_MODE).chunk_size
+    tokens = count_tokens(content)
+    if tokens > limit:
+        raise InvalidInput(
+            f"memory content is {tokens} tokens, over the {limit}-token limit of one memory: "
+            "store one fact per memory (split it)"
+        )
+
+
+def recall(
+    ctx: Context, *, user: str, query: str, agent: str | None = None, k: int = 10
+) -> list[RecalledMemory]:
+    """Return the `k` memories of `user` closest in meaning to `query`, best first.
+
+    Only memories `agent` may see are searched: the user-wide ones and its own
+    (`agent=None`: every memory of the user).
+
+    Raises:
+        InvalidInput: an empty query, k out of 1-`MAX_RECALL`, a bad user or agent id.
+    """
+    check_user(user)
+    check_agent(agent)
+    check_text("query", query)
+    if not query.strip():
+        raise InvalidInput("recall query is empty: say what to look for")
+    if not 1 <= k <= MAX_RECALL:
+        raise InvalidInput(f"k must be between 1 and {MAX_RECALL}, got {k}")
+    bank = memory_bank(ctx)
+    if bank is None:
+        return []
+    vector = ctx.embedder(banks.mode_of(bank)).embed([query])[0]
+    rows = ctx.store.search(
+        bank.id,
+        method="vector",
+        vector=vector,
+        text=None,
+        where=visible(user, agent),
+        limit=k,
+        columns=ENTRY_COLUMNS,
+    ).to_pylist()
+    return [
+        RecalledMemory(memory=as_memory(entries.entry_from_row(bank.id, row)), score=row["_score"])
+        for row in best_per_entry(rows)[:k]
+    ]
+
+
+def memories(ctx: Context, *, user: str, agent: str | None = None) -> list[Memory]:
+    """Return every memory of `user` that `agent` may see (None: all of them), oldest first."""
+    check_user(user)
+    check_agent(agent)
+    bank = memory_bank(ctx)
+    if bank is None:
+        return []
+    return [as_memory(entry) for entry in _entries(ctx, bank, user, _visibility(agent))]
+
+
+def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None) -> Memory:
+    """Delete one memory of `user` for good (text, vector, old table versions).
+
+    Args:
+        ctx: the context.
+        user: whose memory it is.
+        memory_id: the memory's id (as remember and recall return it).
+        agent: the agent asking: it can forget only memories it can see (None: any).
+
+    Returns:
+        The forgotten memory.
+
+    Raises:
+        NotFound: no such memory of this user visible to `agent`.
+        PrunePending: deleted, but the prune is due (`membank maintain` finishes it).
+    """
+    check_user(user)
+    check_agent(agent)
+    check_text("memory id", memory_id)
+    bank = memory_bank(ctx)
+    found = (
+        []
+        if bank is None
+        else _entries(
+            ctx,
+            bank,
+            user,
+            filters.conjoin(filters.equals("entry_id", memory_id), _visibility(agent)),
+        )
+    )
+    if bank is None or not found:
+        raise NotFound(
+            f"no memory {memory_id!r} of user {user!r}"
+            + (f" visible to agent {agent!r}" if agent else "")
+            + ": recall the user's memories to find its id"
+        )
+    entries.forget(ctx, bank, memory_id)
+    return as_memory(found[0])
+
+
+def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
+    """Delete every long-term memory of `user` for good; returns the table's receipt line."""
+    check_user(user)
+    bank = memory_bank(ctx)
+    if bank is None:
+        return []
+    where = filters.equals("key", user)
+    removed = ctx.store.count(bank.id, where)
+    if removed:
+        purge.delete_for_good(ctx, bank, where)
+    else:  # a wipe run again after its prune failed finishes that prune
+        purge.finish(ctx, bank)
+    return [
+        TableWipe(
+            layer="long_term",
+            table=bank.id,
+            rows_removed=removed,
+            version_after=ctx.store.table_version(bank.id),
+        )
+    ]
+
+
+def visible(user: str, agent: str | None) -> str:
+    """Return the storage filter of the memories of `user` that `agent` may see."""
+    return filters.conjoin(filters.equals("key", user), _visibility(agent)) or ""
+
+
+def _visibility(agent: str | None) -> str | None:
+    if agent is None:
+        return None
+    return f"{_has(USER_WIDE)} OR {_has(agent_tag(agent))}"
+
+
+def _has(tag: str) -> str:
+    return f"array_has(tags, {filters.literal(tag)})"
+
+
+def _entries(ctx: Context, bank: Bank, user: str, where: str | None) -> list[Entry]:
+    return entries.read(ctx, bank, filters.conjoin(filters.equals("key", user), where))
+
+
+def as_memory(entry: Entry) -> Memory:
+    """Return the memory an entry of the long-term bank holds."""
+    scope: Scope = "agent" if entry.metadata.get("scope") == "agent" else "user"
+    return Memory(
+        id=entry.id,
+        user=entry.key,
+        agent=entry.metadata.get("agent"),
+        scope=scope,
+        type=check_type(entry.memory_type or "fact"),
+        content=entry.content,
+        tags=[tag for tag in entry.tags if ":" not in tag],
+        created_at=entry.created_at,
+        token_count=entry.token_count,
+    )

@@ -1,0 +1,82 @@
+"""The per-user wipe (right to be forgotten): every layer deletes the user's rows for good.
+
+Each layer has a wiper, `wipe_user(ctx, user) -> list[TableWipe]`, that deletes the user's
+rows from its tables and prunes them (no old table version keeps them), so no read path
+(recall, search, load, stats, export) nor any table file holds them afterwards. `WIPERS`
+lists them; `wipe_user` runs each and returns one receipt. A wipe is idempotent: a wipe
+stopped part way (a crash, a full disk) is finished by running it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from memory.errors import StorageError
+from memory.layers import longterm, session, working
+from memory.layers.memories import check_user
+from memory.layers.receipt import Layer, TableWipe
+from memory.purge import PrunePending
+
+if TYPE_CHECKING:
+    from memory.context import Context
+
+Wiper = Callable[["Context", str], list[TableWipe]]
+
+WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
+"""Every layer's wiper. Working memory goes before session memory: a session merge reads the
+user's turns under the lock the session wiper takes, so once both ran no merge can write a
+summary of the wiped user."""
+
+
+class WipeReceipt(BaseModel):
+    """What a per-user wipe removed, per table and per layer, and the versions after it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    tables: list[TableWipe]
+    """One line per table the wipe looked at."""
+    counts: dict[Layer, int]
+    """Rows removed per layer."""
+    finished_at: datetime
+
+    @property
+    def rows_removed(self) -> int:
+        """Return how many rows the wipe removed in all."""
+        return sum(table.rows_removed for table in self.tables)
+
+
+def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> WipeReceipt:
+    """Delete every trace of `user` in every layer, for good; returns the receipt.
+
+    Args:
+        ctx: the context (its account is the one wiped).
+        user: the user id.
+        wipers: the layers' wipers (default: all of them).
+
+    Raises:
+        InvalidInput: a blank, too long or multi-line user id.
+        PrunePending: a layer failed (e.g. its prune, on a full disk); every other layer
+            was wiped, and running the wipe again (or `membank maintain --all`) finishes it.
+    """
+    check_user(user)
+    tables: list[TableWipe] = []
+    failed: list[str] = []
+    for wiper in wipers:  # a layer that fails does not stop the others
+        try:
+            tables += wiper(ctx, user)
+        except StorageError as exc:
+            failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
+    if failed:
+        raise PrunePending(
+            f"the wipe of user {user!r} did not finish in every layer ({'; '.join(failed)}): "
+            "run it again, or `membank maintain --all`, to finish it"
+        )
+    counts: dict[Layer, int] = {}
+    for line in tables:
+        counts[line.layer] = counts.get(line.layer, 0) + line.rows_removed
+    return WipeReceipt(user=user, tables=tables, counts=counts, finished_at=ctx.clock.now())

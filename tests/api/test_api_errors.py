@@ -1,0 +1,121 @@
+"""Errors are JSON `{"error": {"code", "message"}}` with the right status, say what to fix,
+and never leak internals; every response carries an X-Request-ID."""
+
+from __future__ import annotations
+
+from conftest import Api
+
+from memory import banks
+
+
+def _error(response) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    return body["error"]  # type: ignore[no-any-return]
+
+
+def test_request_shape_errors_are_422_naming_the_field_without_internals(api: Api) -> None:
+    with api.as_acme() as http:
+        cases = {
+            "missing": http.post("/memory_banks", json={"type": "general"}),
+            "extra": http.post("/memory_banks", json={"name": "n", "type": "general", "x": 1}),
+            "type": http.post("/memory_banks", json={"name": "n", "type": "diary"}),
+            "int": http.post("/memory_banks", json={"name": "n", "max_turns": "lots"}),
+            "json": http.post(
+                "/memory_banks", content=b"{not json", headers={"Content-Type": "application/json"}
+            ),
+            "query": http.get("/memory_banks", params={"type": "diary"}),
+        }
+    for name, response in cases.items():
+        assert response.status_code == 422, name
+        message = _error(response)["message"]
+        assert "pydantic" not in message and "http" not in message and "{" not in message, name
+    assert "'name' is required" in _error(cases["missing"])["message"]
+    assert "'x' is not a field here" in _error(cases["extra"])["message"]
+    assert "'type'" in _error(cases["type"])["message"]
+    assert "'max_turns'" in _error(cases["int"])["message"]
+    assert "not valid JSON" in _error(cases["json"])["message"]
+    assert "query field 'type'" in _error(cases["query"])["message"]
+    assert banks.list_banks(api.ctx("acme")) == []
+
+
+def test_bad_input_is_400_with_the_core_message(api: Api) -> None:
+    with api.as_acme() as http:
+        blank = http.post("/memory_banks", json={"name": "  ", "type": "general"})
+        retention = http.post(
+            "/memory_banks", json={"name": "n", "type": "general", "retention_days": 0}
+        )
+        mode = http.post("/memory_banks", json={"name": "n", "type": "general", "mode": "warp"})
+        http.post("/memory_banks", json={"name": "taken", "type": "general"})
+        taken = http.post("/memory_banks", json={"name": "taken", "type": "general"})
+    assert blank.status_code == 400 and _error(blank)["code"] == "invalid_input"
+    assert retention.status_code == 400 and "retention_days" in _error(retention)["message"]
+    assert mode.status_code == 400 and "warp" in _error(mode)["message"]
+    assert taken.status_code == 409 and "already exists" in _error(taken)["message"]
+    assert [b.name for b in banks.list_banks(api.ctx("acme"))] == ["taken"]
+
+
+def test_a_body_over_the_limit_is_413_and_nothing_is_written(api: Api) -> None:
+    with api.as_acme() as http:
+        bank = http.post("/memory_banks", json={"name": "n", "type": "general"}).json()["id"]
+        big = {"key": "k", "content": "x" * 400_000}
+        declared = http.post(f"/memory_banks/{bank}/entries", json=big)
+
+        def chunks():  # type: ignore[no-untyped-def]
+            yield b'{"key": "k", "content": "'
+            for _ in range(40):
+                yield b"y" * 10_000
+            yield b'"}'
+
+        streamed = http.post(
+            f"/memory_banks/{bank}/entries",
+            content=chunks(),
+            headers={"Content-Type": "application/json"},
+        )
+        thread = http.get(f"/memory_banks/{bank}/entries", params={"key": "k"}).json()
+    for response in (declared, streamed):
+        assert response.status_code == 413
+        assert "bytes" in _error(response)["message"]
+    assert thread["total"] == 0
+
+
+def test_request_id_is_echoed_when_sane_and_made_otherwise(api: Api) -> None:
+    with api.as_acme() as http:
+        echoed = http.get("/memory_banks", headers={"X-Request-ID": "abc-123"})
+        insane = http.get("/memory_banks", headers={"X-Request-ID": "a b<script>"})
+        made = http.get("/memory_banks")
+        failed = http.get("/memory_banks/nope", headers={"X-Request-ID": "r-1"})
+    assert echoed.headers["X-Request-ID"] == "abc-123"
+    assert insane.headers["X-Request-ID"] not in ("", "a b<script>")
+    assert len(made.headers["X-Request-ID"]) == 32
+    assert failed.status_code == 404 and failed.headers["X-Request-ID"] == "r-1"
+
+
+def test_unknown_routes_and_methods_are_json_errors(api: Api) -> None:
+    with api.as_acme() as http:
+        route = http.get("/no/such/thing")
+        method = http.patch("/memory_banks/templates")
+    assert route.status_code == 404 and "no such endpoint" in _error(route)["message"]
+    assert method.status_code == 405 and "PATCH" in _error(method)["message"]
+    assert method.headers["Allow"] == "DELETE, GET, PUT"  # also /memory_banks/{bank_id}
+    with api.as_acme() as http:
+        bank = http.patch("/memory_banks")
+    assert bank.headers["Allow"] == "GET, POST"
+
+
+def test_openapi_declares_the_key_scheme_and_response_models(api: Api) -> None:
+    with api.as_acme() as http:
+        spec = http.get("/openapi.json").json()
+    schemes = spec["components"]["securitySchemes"]
+    assert schemes["APIKeyHeader"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": schemes["APIKeyHeader"]["description"],
+    }
+    get_bank = spec["paths"]["/memory_banks/{bank_id}"]["get"]
+    assert get_bank["security"] == [{"APIKeyHeader": []}]
+    assert get_bank["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Bank"
+    }
+    assert "404" in get_bank["responses"] and "401" in get_bank["responses"]

@@ -1,0 +1,107 @@
+"""The session-merge flow under a real (temporary) Prefect API: merges an ended conversation,
+two ending at once are both merged once, and the trigger schedules the deployment."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from memory.context import Context
+from memory.layers import session, working
+from memory.layers.session import SessionMergeRequest
+from memory.layers.turns import Turn
+from memory.store import LanceStore
+from memory.testing import hashing_embedder
+
+
+def writer(data: str) -> Context:
+    return Context(store=LanceStore(data), account="acme", embedder=hashing_embedder)
+
+
+def say(ctx: Context, conversation: str, fact: str) -> None:
+    turns = [Turn(role="user", content=fact), Turn(role="assistant", content="Noted.")]
+    working.add_turns(ctx, conversation, turns, user="ann", agent="concierge")
+
+
+def test_the_flow_merges_conversations_each_once(prefect_api: None, tmp_path: Path) -> None:
+    from flows.session_merge import flow_trigger, session_merge_flow
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    say(ctx, "c1", "My favourite colour is teal.")
+    summary = session_merge_flow("ann", "concierge", "c1", data=data, account="acme")
+    assert summary is not None and summary.version == 1
+    assert "teal" in summary.summary and summary.summary.startswith("[extractive summary]")
+
+    say(ctx, "c2", "I work night shifts on Tuesdays.")
+    say(ctx, "c3", "My daughter Ines plays the cello.")
+    trigger = flow_trigger(data)
+    runs = [
+        threading.Thread(
+            target=trigger,
+            args=(
+                SessionMergeRequest(account="acme", user="ann", agent="concierge", conversation=c),
+            ),
+        )
+        for c in ("c2", "c3", "c2")
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    found = session.session_summary(ctx, "ann", "concierge")
+    assert found is not None and found.version == 3
+    assert sorted(found.conversations) == ["c1", "c2", "c3"]
+    assert len(found.covered_message_ids) == len(set(found.covered_message_ids)) == 6
+    assert "Ines" in found.summary and "night shifts" in found.summary
+    [start] = session.start_conversation(ctx, user="ann", agent="concierge")
+    assert "teal" in start.content
+
+
+def test_the_trigger_schedules_the_deployment_and_returns(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    from flows.session_merge import deployment_trigger, session_merge_flow
+
+    deployment_id = session_merge_flow.to_deployment(name="merge").apply()
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    session.end_conversation(
+        ctx, user="ann", agent="concierge", conversation="c7", trigger=deployment_trigger(data)
+    )
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id]))
+        )
+    assert len(runs) == 1
+    assert runs[0].state is not None and runs[0].state.is_scheduled()  # a worker will run it
+    assert runs[0].parameters == {
+        "user": "ann",
+        "agent": "concierge",
+        "conversation": "c7",
+        "data": data,
+        "account": "acme",
+    }
+
+
+def test_the_demo_step_shows_the_summary_and_the_preference_in_conversation_two(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from flows.demo_layers import run_layers_demo
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    shown: dict[str, list[str]] = {}
+    run_layers_demo(ctx, data, lambda title, lines: shown.update({title: lines}))
+    run_layers_demo(ctx, data, lambda title, lines: shown.update({title: lines}))  # re-runs
+    [second] = [lines for title, lines in shown.items() if title.startswith("conversation 2")]
+    assert any("(session summary)" in line and "Lisbon" in line for line in second)
+    assert [line for line in second if "(pre-loaded)" in line] == [
+        line for line in second if "(pre-loaded)" in line and "vegetarian" in line
+    ]
+    assert sum("(pre-loaded)" in line for line in second) == 1
+    summary = session.session_summary(ctx, "maya", "concierge")
+    assert summary is not None and summary.version == 1  # the re-run started from nothing
