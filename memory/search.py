@@ -185,10 +185,13 @@ def _hybrid(
 ) -> list[Row]:
     """Return the entries of both halves by exact hybrid score, as many as are certain."""
     need = max(query.k, FUSION_DEPTH)
-    vector = ctx.embedder(mode).embed([query.text])[0]
+    vector = None
     while True:
-        # the full-text half runs while this thread runs the vector one (LanceDB frees the GIL)
+        # the full-text half runs while this thread embeds the query and runs the vector half
+        # (LanceDB and onnxruntime free the GIL)
         text_job = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts)
+        if vector is None:
+            vector = ctx.embedder(mode).embed([query.text])[0]
         vectors = _ranked(ctx, bank, mode, "vector", query, where, need, fetch.vector, vector)
         texts = text_job.result()
         fused = fuse(ctx, bank, query, where, vectors, texts, vector, calibration)
@@ -219,8 +222,9 @@ def fuse(
     rows = {row["entry_id"]: row for row in texts.rows} | {r["entry_id"]: r for r in vectors.rows}
     missing_vector = [e for e in rows if e not in raw_vector]
     missing_text = [e for e in rows if e not in raw_text] if texts.bound is not None else []
+    text_job = _pool().submit(_scores_of, ctx, bank, "fts", query, where, missing_text, rows, None)
     raw_vector |= _scores_of(ctx, bank, "vector", query, where, missing_vector, rows, vector)
-    raw_text |= _scores_of(ctx, bank, "fts", query, where, missing_text, rows, None)
+    raw_text |= text_job.result()
     scored = [
         (calibration.hybrid(raw_vector.get(e), raw_text.get(e)), raw_vector.get(e, 0.0), e)
         for e in rows

@@ -14,7 +14,8 @@ must be final.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
+from functools import lru_cache
 
 from memory.entries.chunking import Chunks
 from memory.models import Bank, Entry
@@ -23,7 +24,13 @@ from memory.store.schema import index_text
 
 def date_text(moment: datetime) -> str:
     """Return the date a turn is indexed with, as people write it: `8 May 2023`."""
-    return f"{moment.day} {moment:%B} {moment.year}"
+    return _day_text(moment.date())
+
+
+@lru_cache(maxsize=4096)
+def _day_text(day: date) -> str:
+    """Return `8 May 2023` for a day (a write's entries mostly share one)."""
+    return f"{day.day} {day:%B} {day.year}"
 
 
 def search_texts(bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]) -> list[str] | None:
