@@ -4,13 +4,16 @@ Usage: python bench/locomo.py [--data DIR] [--mode balanced] [--k 20]
 
 Every conversation file `*.json` directly in DIR (the LoCoMo format, see
 ../shared/bench/locomo/README.md) is indexed into one conversation bank of a fresh LanceDB
-in a temporary folder, keyed by the conversation (the file name): one entry per turn, the
-turn's text as the content, its speaker as the speaker and its `dia_id` in the metadata.
-Nothing else is added to the text (image captions are left out: they are not what the
-speakers said). Embeddings come from the real offline default embedder of the mode.
+in a temporary folder, keyed by the conversation (the file name): one entry per turn, as a
+real user's write would hold it: the turn's text as the content, its speaker as the
+speaker, its session's date (`session_N_date_time`) as `created_at`, and its `dia_id` in
+the metadata (read back only to score). Nothing from the questions or the evidence is
+indexed, and nothing else is added to the text (image captions are left out: they are not
+what the speakers said). Embeddings come from the real offline default embedder of the mode.
 
 Each question with evidence (category 5, adversarial, excluded) is searched with
-`memory.search.search` restricted to its conversation's key, top 20. Recall@k = share of the
+`memory.search.search` restricted to its conversation's key, top 20, with the default
+minimum score (`--min-score` overrides it). Recall@k = share of the
 question's evidence dia_ids among the dia_ids of the top-k entries, averaged over questions
 (the LoCoMo evaluation's measure). Evidence strings are parsed with `D<session>:<turn>`
 (so "D8:6; D9:17" is two ids and "D:11:26" is D11:26); an id that names no turn stays in
@@ -18,7 +21,8 @@ the denominator. The same run repeats the search with `method="fts"` (BM25 only)
 `method="vector"` (vector only) as baselines.
 
 The last line of stdout is a JSON object:
-`{"recall@5", "recall@10", "recall@20", "fts": {...}, "vector": {...}, "questions": n, ...}`.
+`{"recall@5", "recall@10", "recall@20", "fts": {...}, "vector": {...}, "questions": n, ...}`;
+each method's object holds its recall@5/10/20, recall@5/10/20 by category, p50 and p95 ms.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +88,7 @@ def load_conversation(path: Path) -> tuple[list[EntryIn], list[Question]]:
             key=key,
             content=turn["text"],
             speaker=turn["speaker"],
+            created_at=session_date(data.get(f"session_{number}_date_time")),
             metadata={"dia_id": turn["dia_id"], "session": number},
         )
         for number, session in sessions
@@ -98,37 +104,54 @@ def load_conversation(path: Path) -> tuple[list[EntryIn], list[Question]]:
     return turns, questions
 
 
+def session_date(raw: Any) -> datetime | None:
+    """Return a session's `date_time` ("1:56 pm on 8 May, 2023") as UTC, None if unreadable."""
+    try:
+        return datetime.strptime(str(raw), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 def recall_at(found: list[str], evidence: frozenset[str], k: int) -> float:
     """Return the share of `evidence` among the first `k` retrieved dia_ids."""
     return len(evidence & set(found[:k])) / len(evidence)
 
 
 def evaluate(
-    ctx: Context, bank: Any, questions: list[Question], method: SearchMethod, k: int
+    ctx: Context,
+    bank: Any,
+    questions: list[Question],
+    method: SearchMethod,
+    k: int,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
-    """Return mean recall at each cutoff, per-category recall@10 and latency for one method."""
+    """Return mean recall at each cutoff, per-category recall and latency for one method."""
     recalls: dict[int, list[float]] = {c: [] for c in CUTOFFS if c <= k}
-    by_category: dict[int, list[float]] = {}
+    by_category: dict[int, dict[int, list[float]]] = {c: {} for c in recalls}
     latencies: list[float] = []
     for question in questions:
-        query = SearchQuery(text=question.text, k=k, key=question.key, method=method)
+        query = SearchQuery(
+            text=question.text, k=k, key=question.key, method=method, min_score=min_score
+        )
         started = time.perf_counter()
         hits = search.search(ctx, bank, query)
         latencies.append(time.perf_counter() - started)
         found = [str(hit.entry.metadata.get("dia_id")) for hit in hits]
         for cutoff, values in recalls.items():
-            values.append(recall_at(found, question.evidence, cutoff))
-        by_category.setdefault(question.category, []).append(
-            recall_at(found, question.evidence, 10)
-        )
+            values.append(recall := recall_at(found, question.evidence, cutoff))
+            by_category[cutoff].setdefault(question.category, []).append(recall)
     result: dict[str, Any] = {
         f"recall@{c}": round(statistics.fmean(v), 4) for c, v in recalls.items()
     }
-    result["recall@10_by_category"] = {
-        str(c): round(statistics.fmean(v), 4) for c, v in sorted(by_category.items())
-    }
+    for cutoff, groups in by_category.items():
+        result[f"recall@{cutoff}_by_category"] = {
+            str(c): round(statistics.fmean(v), 4) for c, v in sorted(groups.items())
+        }
     latencies.sort()
     result["p50_ms"] = round(1000 * latencies[len(latencies) // 2], 2)
+    result["p95_ms"] = round(
+        1000 * latencies[min(len(latencies) - 1, len(latencies) * 95 // 100)], 2
+    )
     return result
 
 
@@ -138,6 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of *.json")
     parser.add_argument("--mode", default="balanced", help="bank mode (embedder, chunks)")
     parser.add_argument("--k", type=int, default=20, help="hits per search")
+    parser.add_argument("--min-score", type=float, default=None, help="default: the search's")
     args = parser.parse_args(argv)
 
     files = sorted(p for p in args.data.glob("*.json") if p.is_file())
@@ -160,12 +184,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"indexed {turns} turns of {len(files)} conversations in {index_s:.1f} s "
             f"(mode {args.mode}); {len(questions)} questions (category 5 excluded)"
         )
-        results = {m: evaluate(ctx, bank, questions, m, args.k) for m in METHODS}
+        results = {m: evaluate(ctx, bank, questions, m, args.k, args.min_score) for m in METHODS}
 
-    print(f"{'method':<8} " + " ".join(f"{'R@' + str(c):>7}" for c in CUTOFFS) + "   p50 ms")
+    head = " ".join(f"{'R@' + str(c):>7}" for c in CUTOFFS)
+    print(f"{'method':<8} {head}   p50 ms   p95 ms")
     for method, figures in results.items():
         cells = " ".join(f"{figures.get(f'recall@{c}', float('nan')):>7.4f}" for c in CUTOFFS)
-        print(f"{method:<8} {cells}   {figures['p50_ms']:>6.1f}")
+        print(f"{method:<8} {cells}   {figures['p50_ms']:>6.1f}   {figures['p95_ms']:>6.1f}")
     for method, figures in results.items():
         print(f"{method} recall@10 by category: {figures['recall@10_by_category']}")
     hybrid = results["hybrid"]

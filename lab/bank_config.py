@@ -26,7 +26,7 @@ def configuration(ctx: Context, bank: Bank) -> None:
     prompt = st.text_area("Compaction prompt", bank.compaction_prompt or "", key=f"{k}_prompt")
     max_tokens, max_turns = ui.threshold_inputs(k, bank.max_tokens, bank.max_turns)
     retention = ui.retention_input(k, bank.retention_days)
-    save, test = st.columns(2)
+    save, test, assist = st.columns(3)
     if save.button("Save configuration", type="primary", key="cfg_save"):
         with ui.reported():
             updated = banks.update(
@@ -47,6 +47,10 @@ def configuration(ctx: Context, bank: Bank) -> None:
         st.session_state["draft_prompt"] = prompt
         st.session_state["draft_bank"] = bank.id
         st.switch_page("pages/test_compaction.py")
+    if assist.button("Use AI assistant", key="cfg_assistant"):
+        st.session_state[ui.SELECTED_KEY] = bank.id
+        st.session_state["as_target"] = "An existing bank"
+        st.switch_page("pages/assistant.py")
     saved = st.session_state.pop("saved", None)
     if saved:
         st.success(f"Saved the configuration of {saved!r}.")

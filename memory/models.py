@@ -131,6 +131,8 @@ class SearchQuery(Strict):
     since: datetime | None = None
     until: datetime | None = None
     method: SearchMethod = "hybrid"
+    min_score: float | None = None
+    """Hits scoring below this are dropped; None means `memory.search.DEFAULT_MIN_SCORE`."""
 
 
 class SearchHit(Strict):

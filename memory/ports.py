@@ -191,7 +191,6 @@ class Store(Protocol):
         body: str,
         *,
         entry_ids: Sequence[str] = (),
-        oldest: datetime | None = None,
     ) -> None:
         """Insert or replace a saved compaction test run (`memory.store.lab_runs`)."""
         ...
@@ -200,14 +199,10 @@ class Store(Protocol):
         """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
         ...
 
-    def delete_lab_runs(
-        self,
-        account: str,
-        bank_id: str | None = None,
-        *,
-        entry_id: str | None = None,
-        before: datetime | None = None,
-    ) -> int:
-        """Delete the account's saved test runs (of one bank, holding one entry, or an entry
-        older than `before`) for good; returns how many."""
+    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
+        """Delete the account's saved test runs (of one bank) for good; returns how many."""
+        ...
+
+    def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int:
+        """Delete the saved test runs holding a copy of a bank entry `predicate` matches."""
         ...

@@ -59,6 +59,7 @@ def delete_for_good(
             finishes it.
     """
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
+        ctx.store.delete_lab_copies(bank.account, bank.id, predicate)  # saved test runs
         ctx.store.mark_deletion(bank.id, pending=True)
         ctx.store.delete_where(bank.id, predicate, prune=False)
         if after_delete is not None:

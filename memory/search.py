@@ -1,20 +1,25 @@
-"""Search a bank: hybrid (vector + full-text, fused by relative score) by default.
+"""Search a bank: hybrid (vector + full-text) by default, with calibrated scores.
 
-Results are entries, ranked by their best chunk. Hybrid runs the vector and the full-text
-query with the same filters and fuses the two lists by relative score: each list's scores
-are min-max normalised to [0, 1] and averaged (an entry missing from a list gets 0 there).
-Unlike reciprocal-rank fusion, this keeps how far ahead a list's best hit is, so a confident
-match in one list is not diluted by the other list's guesses (on LoCoMo, RRF with the usual
-k=60 fell below BM25 alone).
+Results are entries, ranked by their best chunk. A hit's score is calibrated: it is a fixed
+function of how close the entry is to the query, not scaled per query, so it means the same
+for every query of a bank, and `min_score` drops weak hits (see `Calibration`):
 
-Results do not depend on k: a smaller k returns exactly the first k hits of a larger k, with
-the same scores. For that, each list is normalised over a fixed depth, not over however many
-rows k made it fetch: its top score maps to 1 and the score of its `FUSION_DEPTH`-th entry
-(its last, if it has fewer) to 0, lower scores clip to 0. Each list is ranked by score, then
-entry id; a fetch only trusts entries scored above the last row it returned (rows tied with
-that one may have been cut off arbitrarily) and fetches deeper until enough are trusted.
-Fused ties (in practice the 0-scored tail) are broken by the entry's best rank in either
-list, then by entry id. Entry ids are random, so id order is arbitrary but fixed.
+- vector score: the cosine similarity mapped linearly from `cosine_floor` (0) to
+  `cosine_full` (1), clipped to [0, 1];
+- text score: 0 for an entry sharing no word with the query, else (`text_match` + its BM25
+  score) / `bm25_unit`: at least 0.1 for any match (BM25 alone is tiny in a small bank),
+  about 1 for a match on a few rare words; it has no upper bound;
+- hybrid score: `vector_weight` x vector score + `text_weight` x text score.
+
+An unrelated query scores about 0 (its best cosine stays under the floor and no word
+matches); `DEFAULT_MIN_SCORE` drops such hits. Per-query min-max scaling, used before, gave
+a nonsense query a top score of 1.0.
+
+Hybrid scores are exact: each half is fetched to `FUSION_DEPTH` entries (or k), an entry
+found by one half only gets its other half's score by a query restricted to it, and only
+entries that score above any entry neither half returned are kept (deeper fetches follow
+when fewer than k are certain). So a smaller k returns exactly the first hits of a larger
+k, with the same scores. Ties are broken by the raw cosine similarity, then by entry id.
 """
 
 from __future__ import annotations
@@ -40,7 +45,52 @@ MAX_K = 1000
 OVERFETCH = 4
 """Chunk rows fetched per wanted entry, so entries with many matching chunks don't crowd out."""
 FUSION_DEPTH = 40
-"""Hybrid normalises each list between its top score and the score at this entry rank."""
+"""Entries each half of a hybrid search fetches at least."""
+DEFAULT_MIN_SCORE = 0.05
+"""Hits scoring below this are dropped unless the query sets its own `min_score`: an entry
+whose cosine similarity to the query is under about 0.3 and that shares no rare word."""
+MAX_FETCH = 20_000
+"""Most chunk rows one list fetches while looking for k distinct entries."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How raw relevance maps to a hit's score (tuned on the LoCoMo sample, see RESULTS)."""
+
+    cosine_floor: float = 0.25
+    """Cosine similarity scored 0: unrelated texts fall under it (MiniLM)."""
+    cosine_full: float = 0.65
+    """Cosine similarity scored 1: a close paraphrase."""
+    bm25_unit: float = 10.0
+    """BM25 points counted as a text score of 1."""
+    text_match: float = 1.0
+    """BM25 points added for matching at all (so a match in a small bank still counts)."""
+    vector_weight: float = 0.35
+    """Share of the vector score in the hybrid score."""
+    text_weight: float = 0.65
+    """Share of the text score in the hybrid score."""
+
+    def vector(self, raw: float) -> float:
+        """Return the vector score of a store `_score` ((1 + cosine) / 2)."""
+        cosine = 2.0 * raw - 1.0
+        span = self.cosine_full - self.cosine_floor
+        return min(1.0, max(0.0, (cosine - self.cosine_floor) / span))
+
+    def text(self, raw: float) -> float:
+        """Return the text score of a matching entry's BM25 score."""
+        return (self.text_match + max(0.0, raw)) / self.bm25_unit
+
+    def hybrid(self, vector_raw: float | None, text_raw: float | None) -> float:
+        """Return the hybrid score of an entry's two raw scores (None: no match there)."""
+        score = 0.0
+        if vector_raw is not None:
+            score += self.vector_weight * self.vector(vector_raw)
+        if text_raw is not None:
+            score += self.text_weight * self.text(text_raw)
+        return score
+
+
+CALIBRATION = Calibration()
 
 
 @dataclass(frozen=True)
@@ -50,59 +100,68 @@ class Fetch:
     single: int = 40
     """Fewest chunk rows a vector-only or full-text-only search fetches."""
     vector: int = 48
-    """Fewest chunk rows the vector list of a hybrid search fetches: `FUSION_DEPTH` entries
-    and a margin for ties at the cut, so one fetch usually suffices."""
+    """Fewest chunk rows the vector half of a hybrid search fetches."""
     fts: int = 96
-    """Fewest chunk rows the full-text list of a hybrid search fetches (its scores tie often)."""
+    """Fewest chunk rows the full-text half of a hybrid search fetches (its scores tie often)."""
 
-
-MAX_FETCH = 20_000
-"""Most chunk rows one list fetches while looking for k distinct entries."""
-WEIGHTS = (0.5, 0.5)
-"""Weights of the vector and the full-text list in hybrid fusion: equal, untuned."""
 
 Row = dict[str, Any]
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
+@dataclass
+class Half:
+    """One half of a search: its entries (best chunk each), certain as far as they go, and
+    the raw score no entry beyond them beats (None: every matching entry is in `rows`)."""
+
+    rows: list[Row]
+    bound: float | None
+
+
 def search(
-    ctx: Context, bank: Bank, query: SearchQuery, *, fetch: Fetch = Fetch()
+    ctx: Context,
+    bank: Bank,
+    query: SearchQuery,
+    *,
+    fetch: Fetch = Fetch(),
+    calibration: Calibration = CALIBRATION,
 ) -> list[SearchHit]:
-    """Return the top-k entries for `query`, best first, each with its best chunk.
+    """Return the top-k entries for `query` scoring at least its `min_score`, best first.
 
     Args:
         ctx: the context whose store and embedder are searched.
         bank: the bank searched.
-        query: the text, filters, k and method.
+        query: the text, filters, k, method and minimum score (None: `DEFAULT_MIN_SCORE`).
         fetch: the first fetch's depth; the results do not depend on it (it is tuning).
+        calibration: how raw relevance maps to scores.
 
     Returns:
-        Up to k hits, best first.
+        Up to k hits, best first, each with its calibrated score and best chunk.
 
     Raises:
-        InvalidInput: empty text, k out of range, a bad time window, a filter value no
-            entry can hold (blank, too long, NUL, invalid UTF-8), or a speaker filter on a
-            general bank.
+        InvalidInput: empty text, k out of range, a negative min_score, a bad time window,
+            a filter value no entry can hold (blank, too long, NUL, invalid UTF-8), or a
+            speaker filter on a general bank.
     """
     if not query.text.strip():
         raise InvalidInput("search query is empty: give some text to search for")
     if not 1 <= query.k <= MAX_K:
         raise InvalidInput(f"k must be between 1 and {MAX_K}, got {query.k}")
+    floor = DEFAULT_MIN_SCORE if query.min_score is None else query.min_score
+    if not floor >= 0:
+        raise InvalidInput(f"min_score must be 0 or more, got {query.min_score}")
     if query.since and query.until and query.since >= query.until:
         raise InvalidInput("--since must be before --until")
     validation.check_filters(bank, key=query.key, speaker=query.speaker, tags=query.tags)
     mode = banks.mode_of(bank)
     where = _where(query)
     if query.method == "hybrid":
-        # the full-text query runs while this thread embeds the query and runs the vector one
-        need = max(query.k, FUSION_DEPTH)
-        text_rows = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts)
-        vector_rows = _ranked(ctx, bank, mode, "vector", query, where, need, fetch.vector)
-        rankings = [vector_rows, text_rows.result()]
-        top = fuse_scores(rankings, WEIGHTS, depth=FUSION_DEPTH)[: query.k]
+        top = _hybrid(ctx, bank, mode, query, where, fetch, calibration)
     else:
-        top = _ranked(ctx, bank, mode, query.method, query, where, query.k, fetch.single)
-        top = top[: query.k]
+        half = _ranked(ctx, bank, mode, query.method, query, where, query.k, fetch.single)
+        scale = calibration.vector if query.method == "vector" else calibration.text
+        top = [{**row, "_score": scale(float(row["_score"]))} for row in half.rows]
+    top = [row for row in top[: query.k] if row["_score"] >= floor]
     _fill_content(ctx, bank, top)
     return [
         SearchHit(
@@ -115,8 +174,100 @@ def search(
     ]
 
 
+def _hybrid(
+    ctx: Context,
+    bank: Bank,
+    mode: Mode,
+    query: SearchQuery,
+    where: str | None,
+    fetch: Fetch,
+    calibration: Calibration,
+) -> list[Row]:
+    """Return the entries of both halves by exact hybrid score, as many as are certain."""
+    need = max(query.k, FUSION_DEPTH)
+    vector = ctx.embedder(mode).embed([query.text])[0]
+    while True:
+        # the full-text half runs while this thread runs the vector one (LanceDB frees the GIL)
+        text_job = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts)
+        vectors = _ranked(ctx, bank, mode, "vector", query, where, need, fetch.vector, vector)
+        texts = text_job.result()
+        fused = fuse(ctx, bank, query, where, vectors, texts, vector, calibration)
+        if vectors.bound is None or len(fused) >= query.k or need >= MAX_FETCH:
+            return fused
+        need = min(need * OVERFETCH, MAX_FETCH)
+
+
+def fuse(
+    ctx: Context,
+    bank: Bank,
+    query: SearchQuery,
+    where: str | None,
+    vectors: Half,
+    texts: Half,
+    vector: Any,
+    calibration: Calibration = CALIBRATION,
+) -> list[Row]:
+    """Return the entries of both halves with exact hybrid scores, best first, cut where an
+    entry neither half returned could rank higher.
+
+    An entry one half lacks gets that half's raw score by a query restricted to such
+    entries (unless the half returned every match: then it has none there). Each entry
+    keeps the row (best chunk) of the vector half.
+    """
+    raw_vector = {row["entry_id"]: float(row["_score"]) for row in vectors.rows}
+    raw_text = {row["entry_id"]: float(row["_score"]) for row in texts.rows}
+    rows = {row["entry_id"]: row for row in texts.rows} | {r["entry_id"]: r for r in vectors.rows}
+    missing_vector = [e for e in rows if e not in raw_vector]
+    missing_text = [e for e in rows if e not in raw_text] if texts.bound is not None else []
+    raw_vector |= _scores_of(ctx, bank, "vector", query, where, missing_vector, rows, vector)
+    raw_text |= _scores_of(ctx, bank, "fts", query, where, missing_text, rows, None)
+    scored = [
+        (calibration.hybrid(raw_vector.get(e), raw_text.get(e)), raw_vector.get(e, 0.0), e)
+        for e in rows
+    ]
+    scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+    unseen = (
+        calibration.hybrid(vectors.bound, texts.bound),
+        vectors.bound if vectors.bound is not None else -1.0,
+    )
+    complete = vectors.bound is None
+    return [
+        {**rows[e], "_score": score}
+        for score, raw, e in scored
+        if complete or (score, raw) > unseen
+    ]
+
+
+def _scores_of(
+    ctx: Context,
+    bank: Bank,
+    method: str,
+    query: SearchQuery,
+    where: str | None,
+    entry_ids: Sequence[str],
+    rows: dict[str, Row],
+    vector: Any,
+) -> dict[str, float]:
+    """Return the raw score, by one half, of the best chunk of each of `entry_ids` that
+    matches there (a query restricted to those entries)."""
+    if not entry_ids:
+        return {}
+    restricted = filters.conjoin(where, filters.one_of("entry_id", list(entry_ids)))
+    limit = sum(int(rows[e].get("chunk_count") or 1) for e in entry_ids)
+    found = ctx.store.search(
+        bank.id,
+        method=method,
+        vector=vector,
+        text=query.text,
+        where=restricted,
+        limit=limit,
+        columns=["entry_id", "chunk_index"],
+    ).to_pylist()
+    return {row["entry_id"]: float(row["_score"]) for row in best_per_entry(found)}
+
+
 def _pool() -> ThreadPoolExecutor:
-    """Return this process's threads for the full-text half of hybrid (LanceDB frees the GIL).
+    """Return this process's threads for the full-text half of hybrid.
 
     One pool per process id: a forked child inherits the pool object but not its threads.
     """
@@ -143,8 +294,10 @@ def _ranked(
     where: str | None,
     need: int,
     fetch: int,
-) -> list[Row]:
-    """Return one row per entry (best chunk), by score then entry id, at least `need` if any.
+    vector: Any = None,
+) -> Half:
+    """Return one row per entry (best chunk), by raw score then entry id, at least `need`
+    if any, and the raw score of the last row fetched when rows remain beyond the fetch.
 
     The result is the same, as far as it goes, whatever `need` and however deep the fetch:
     when rows remain beyond the fetch, only entries scored above its last row are returned
@@ -153,8 +306,9 @@ def _ranked(
     `need` entries are certain and rows remain, up to `MAX_FETCH` rows (past which the
     ranking is returned as it is).
     """
-    vector = ctx.embedder(mode).embed([query.text])[0] if method == "vector" else None
-    limit = max(query.k * OVERFETCH, fetch)
+    if method == "vector" and vector is None:
+        vector = ctx.embedder(mode).embed([query.text])[0]
+    limit = max(need * OVERFETCH, fetch)
     while True:
         rows = ctx.store.search(
             bank.id,
@@ -166,12 +320,12 @@ def _ranked(
             columns=ENTRY_COLUMNS,
         ).to_pylist()
         ranked = best_per_entry(rows)
-        if len(rows) < limit or limit >= MAX_FETCH:
-            return ranked
+        if len(rows) < limit:
+            return Half(ranked, None)
         cut = min(float(row["_score"]) for row in rows)
         certain = [row for row in ranked if float(row["_score"]) > cut]
-        if len(certain) >= need:
-            return certain
+        if len(certain) >= need or limit >= MAX_FETCH:
+            return Half(certain, cut)
         limit = min(limit * OVERFETCH, MAX_FETCH)
 
 
@@ -181,54 +335,6 @@ def best_per_entry(rows: Sequence[Row]) -> list[Row]:
     for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get("chunk_index", 0))):
         best.setdefault(row["entry_id"], row)
     return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["entry_id"]))
-
-
-def normalise(scores: Sequence[float], depth: int | None = None) -> list[float]:
-    """Return scores scaled to [0, 1] between the top score and the `depth`-th highest.
-
-    Scores at or below the `depth`-th highest (the lowest, when `depth` is None or beyond
-    the scores) map to 0; all map to 1.0 when the top and the floor are equal.
-    """
-    if not scores:
-        return []
-    ordered = sorted(scores, reverse=True)
-    high = ordered[0]
-    low = ordered[-1] if depth is None else ordered[min(depth, len(ordered)) - 1]
-    if high <= low:
-        return [1.0 if s >= high else 0.0 for s in scores]
-    return [max(0.0, (s - low) / (high - low)) for s in scores]
-
-
-def fuse_scores(
-    rankings: Sequence[Sequence[Row]],
-    weights: Sequence[float] | None = None,
-    depth: int | None = None,
-) -> list[Row]:
-    """Return entries ranked by relative score fusion of several rankings.
-
-    Each ranking's `_score`s are normalised to [0, 1] over its top `depth` entries (see
-    `normalise`); an entry's fused `_score` is the weighted mean of its normalised scores
-    (0 in a ranking that lacks it), in [0, 1]. Each entry keeps the row (best chunk) of the
-    first ranking that has it. Ties are broken by the entry's best (lowest) rank in any
-    ranking, then by entry id, so a ranking cut deeper only adds entries after the ones a
-    shallower cut returned (given each ranking is at least `depth` deep or complete).
-    """
-    weights = list(weights) if weights is not None else [1.0] * len(rankings)
-    if len(weights) != len(rankings):
-        raise ValueError("give one weight per ranking")
-    total = sum(weights) or 1.0
-    scores: dict[str, float] = {}
-    ranks: dict[str, int] = {}
-    rows: dict[str, Row] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        scaled = normalise([float(row["_score"]) for row in ranking], depth)
-        for rank, (row, value) in enumerate(zip(ranking, scaled, strict=True)):
-            entry_id = row["entry_id"]
-            scores[entry_id] = scores.get(entry_id, 0.0) + weight * value / total
-            ranks[entry_id] = min(rank, ranks.get(entry_id, rank))
-            rows.setdefault(entry_id, row)
-    order = sorted(scores, key=lambda e: (-scores[e], ranks[e], e))
-    return [{**rows[e], "_score": scores[e]} for e in order]
 
 
 def _fill_content(ctx: Context, bank: Bank, rows: list[Row]) -> None:

@@ -28,44 +28,36 @@ def _order(rows: list[dict[str, Any]]) -> list[str]:
 # pure fusion ------------------------------------------------------------------------------
 
 
-def test_normalise_scales_to_unit_range() -> None:
-    assert search.normalise([]) == []
-    assert search.normalise([3.0, 3.0]) == [1.0, 1.0]
-    assert search.normalise([10.0, 5.0, 0.0]) == [1.0, 0.5, 0.0]
+def test_calibrated_scores_are_fixed_functions_of_raw_relevance() -> None:
+    cal = search.Calibration()
+    # the store's vector `_score` is (1 + cosine) / 2
+    assert cal.vector((1 + 0.25) / 2) == 0.0 and cal.vector((1 + 0.65) / 2) == pytest.approx(1.0)
+    assert cal.vector((1 + 0.45) / 2) == pytest.approx(0.5)
+    assert cal.vector(0.0) == 0.0 and cal.vector(1.0) == 1.0  # clipped
+    assert cal.text(0.0) == pytest.approx(0.1)  # any matching word counts
+    assert cal.text(9.0) == pytest.approx(1.0)
+    assert cal.hybrid(None, None) == 0.0
+    assert cal.hybrid((1 + 0.65) / 2, None) == pytest.approx(0.35)
+    assert cal.hybrid(None, 9.0) == pytest.approx(0.65)
+    assert cal.hybrid((1 + 0.45) / 2, 4.0) == pytest.approx(0.35 * 0.5 + 0.65 * 0.5)
 
 
-def test_fuse_scores_is_a_weighted_mean_of_normalised_scores() -> None:
-    vector = _rows(("a", 0.9), ("b", 0.5), ("c", 0.1))
-    text = _rows(("a", 12.0), ("d", 6.0), ("b", 0.0))
-    fused = search.fuse_scores([vector, text])
-    scores = {row["entry_id"]: row["_score"] for row in fused}
-    assert _order(fused) == ["a", "b", "d", "c"]
-    assert scores == pytest.approx({"a": 1.0, "b": 0.25, "d": 0.25, "c": 0.0})
-    assert all(0.0 <= s <= 1.0 for s in scores.values())
-    assert len(fused) == len(set(_order(fused)))
-
-
-def test_fuse_scores_keeps_the_first_rankings_row_and_honours_weights() -> None:
-    vector = [{"entry_id": "a", "_score": 0.8, "text": "chunk from vector"}]
-    text = [{"entry_id": "a", "_score": 3.0, "text": "chunk from text"}]
-    (row,) = search.fuse_scores([vector, text])
-    assert row["text"] == "chunk from vector" and row["_score"] == pytest.approx(1.0)
-
-    first = _rows(("x", 1.0), ("y", 0.0))
-    second = _rows(("y", 1.0), ("x", 0.0))
-    assert _order(search.fuse_scores([first, second], [1.0, 0.0])) == ["x", "y"]
-    assert _order(search.fuse_scores([first, second], [0.0, 1.0])) == ["y", "x"]
-    with pytest.raises(ValueError, match="one weight per ranking"):
-        search.fuse_scores([first, second], [1.0])
-
-
-def test_relative_fusion_keeps_a_decisive_lead_that_rank_fusion_drops() -> None:
-    """x is far ahead in the vector list and absent from the text list: ranks flatten that."""
-    vector = _rows(("x", 0.90), ("y", 0.30), ("z", 0.29), ("w", 0.28))
-    text = _rows(("y", 5.0), ("z", 4.9), ("w", 1.0))
-    fused = search.fuse_scores([vector, text])
-    assert _order(fused)[:2] == ["y", "x"]  # reciprocal-rank fusion puts x last of the four
-    assert fused[1]["_score"] == pytest.approx(0.5)
+def test_a_score_does_not_depend_on_the_other_hits_of_its_query(ctx: Context) -> None:
+    """Min-max scaling gave every query's best hit 1.0; a calibrated score is the entry's own."""
+    bank = banks.create(ctx, BankCreate(name="g", type="general"))
+    tulip, _ = entries.write(
+        ctx,
+        bank,
+        [EntryIn(key="k", content="tulips bloom in spring"), EntryIn(key="k", content="oak")],
+    )
+    alone = search.search(ctx, bank, SearchQuery(text="tulips", min_score=0.0))
+    entries.write(ctx, bank, [EntryIn(key="k", content="tulips tulips tulips bloom")])
+    crowded = search.search(ctx, bank, SearchQuery(text="tulips", min_score=0.0))
+    assert alone[0].entry.id == tulip.id and alone[0].score < 1.0
+    assert crowded[0].entry.id != tulip.id  # a stronger match now leads ...
+    # ... and the first entry's score changed only through BM25's corpus statistics
+    again = {h.entry.id: h.score for h in crowded}[tulip.id]
+    assert again == pytest.approx(alone[0].score, abs=0.05)
 
 
 def test_best_per_entry_keeps_each_entrys_best_chunk() -> None:
@@ -115,8 +107,8 @@ def test_full_text_search_knows_who_said_it(ctx: Context, conv: Bank) -> None:
     assert hits[0].entry.content == hits[0].chunk_text == "I went to a pottery class yesterday"
     stored = ctx.store.scan(conv.id, columns=["text", "search_text"]).to_pylist()
     assert {r["search_text"] for r in stored} == {
-        "Caroline: I went to a support group yesterday",
-        "Melanie: I went to a pottery class yesterday",
+        "1 November 2026\nCaroline: I went to a support group yesterday",
+        "1 November 2026\nMelanie: I went to a pottery class yesterday",
     }
     assert "search_text" not in ENTRY_COLUMNS
 
@@ -188,25 +180,3 @@ def test_a_table_made_before_search_text_is_upgraded_on_open(ctx: Context, conv:
     assert {i.name: i.columns for i in table.list_indices()}["text_idx"] == ["search_text"]
     hits = search.search(ctx, conv, SearchQuery(text="Ann tulips", method="fts"))
     assert [h.entry.content for h in hits] == ["tulips in spring"]
-
-
-def test_normalise_over_a_fixed_depth_clips_below_it() -> None:
-    assert search.normalise([10.0, 5.0, 0.0], depth=2) == [1.0, 0.0, 0.0]
-    assert search.normalise([10.0, 7.5, 5.0, 1.0], depth=3) == [1.0, 0.5, 0.0, 0.0]
-    assert search.normalise([10.0, 5.0, 0.0], depth=10) == [1.0, 0.5, 0.0]
-    assert search.normalise([4.0, 4.0, 1.0], depth=2) == [1.0, 1.0, 0.0]
-
-
-def test_fused_scores_do_not_depend_on_how_deep_the_rankings_go() -> None:
-    """A ranking cut deeper (as a larger k fetches) adds entries after, never reorders."""
-    vector = _rows(*[(f"v{i:03}", 1.0 - i / 200) for i in range(150)])
-    text = _rows(*[(f"t{i:03}", 20.0 - (i // 5)) for i in range(100)])  # ties of five
-    text += _rows(*[(f"v{i:03}", 1.0) for i in range(0, 150, 7)])
-    text.sort(key=lambda r: -r["_score"])
-    depth = 10
-    full = search.fuse_scores([vector, text], depth=depth)
-    for cut in (depth, 25, 60):
-        fused = search.fuse_scores([vector[:cut], text[:cut]], depth=depth)
-        assert fused[:cut] == full[:cut], cut
-    # equal fused scores: best rank in either ranking first, then entry id
-    assert _order(full)[:4] == ["t000", "v000", "t001", "t002"]

@@ -129,7 +129,12 @@ elif result:
 st.divider()
 st.subheader("Saved runs")
 with ui.reported():
-    saved = list_runs(ctx, bank=bank.id if bank is not None else None)
+    if bank is not None:
+        st.caption(f"Runs on the entries of {bank.name!r}.")
+        saved = list_runs(ctx, bank=bank.id)
+    else:  # runs on another bank's entries are not comparable with these
+        st.caption("Runs on pasted or synthetic entries (no bank).")
+        saved = [r for r in list_runs(ctx) if r.bank is None]
     if not saved:
         st.caption("No saved run yet.")
     else:

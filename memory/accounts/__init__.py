@@ -5,6 +5,7 @@ from __future__ import annotations
 from memory.accounts.keys import (
     ApiKey,
     CreatedKey,
+    KeyResolver,
     KeyStore,
     account_for_key,
     create_key,
@@ -16,6 +17,7 @@ from memory.accounts.keys import (
 __all__ = [
     "ApiKey",
     "CreatedKey",
+    "KeyResolver",
     "KeyStore",
     "account_for_key",
     "create_key",

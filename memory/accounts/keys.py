@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -43,6 +44,10 @@ class KeyStore(Protocol):
         self, *, account: str | None = None, key_id: str | None = None
     ) -> list[dict[str, Any]]:
         """Return the matching key rows."""
+        ...
+
+    def key_table_version(self) -> int | None:
+        """Return the keys table's latest version (None: no table)."""
         ...
 
 
@@ -178,3 +183,41 @@ def account_for_key(store: KeyStore, raw_key: str | None) -> str | None:
         return None
     account: str = row["account"]
     return account
+
+
+class KeyResolver:
+    """Resolves keys like `account_for_key`, remembering answers while the keys table stays at
+    the same version: a create or a revoke (from any process) makes a new version, so a
+    revoked key is refused on the very next request, at the cost of one manifest read.
+
+    Args:
+        store: where the keys live.
+        size: answers remembered at most (the oldest are dropped first).
+    """
+
+    def __init__(self, store: KeyStore, size: int = 10_000) -> None:
+        self._store = store
+        self._size = size
+        self._version: int | None = None
+        self._known: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def account(self, raw_key: str | None) -> str | None:
+        """Return the account of a valid key; None for a missing, unknown or revoked one."""
+        if not raw_key or len(raw_key) > MAX_RAW_KEY or _RAW_KEY.match(raw_key) is None:
+            return None
+        version = self._store.key_table_version()
+        digest = hash_key(raw_key)
+        with self._lock:
+            if version != self._version:
+                self._known.clear()
+                self._version = version
+            elif digest in self._known:
+                return self._known[digest]
+        found = account_for_key(self._store, raw_key)
+        with self._lock:
+            if self._version == version:
+                if len(self._known) >= self._size:
+                    self._known.pop(next(iter(self._known)))
+                self._known[digest] = found
+        return found

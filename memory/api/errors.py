@@ -14,9 +14,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from memory.errors import (
     Conflict,
@@ -77,6 +77,7 @@ _CORE: list[tuple[type[MembankError], int]] = [
     (StorageError, 503),
 ]
 
+METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": code.replace("_", " ")}
     for status, code in STATUS_CODES.items()
@@ -176,11 +177,12 @@ def install(app: FastAPI) -> None:
 
 def allowed_methods(app: FastAPI, path: str) -> list[str]:
     """Return every method some route of `app` serves at `path` (for a 405's Allow)."""
-    found: set[str] = set()
-    for route in app.routes:
-        if isinstance(route, APIRoute) and route.path_regex.match(path):
-            found.update(route.methods or ())
-    return sorted(found)
+    found = []
+    for method in METHODS:
+        scope = {"type": "http", "path": path, "method": method, "root_path": ""}
+        if any(route.matches(scope)[0] == Match.FULL for route in app.router.routes):
+            found.append(method)
+    return found
 
 
 def _rid(request: Request) -> str:

@@ -52,6 +52,9 @@ class ApiState:
         """Return a Context on the app's store scoped to `account` (no new connection)."""
         return dataclasses.replace(self.base, account=account)
 
+    def __post_init__(self) -> None:
+        self._resolver = accounts.KeyResolver(self.keys)
+
     def account_for(self, raw_key: str | None) -> str | None:
         """Return the account of an API key; None for a missing, unknown or revoked one."""
-        return accounts.account_for_key(self.keys, raw_key)
+        return self._resolver.account(raw_key)

@@ -53,6 +53,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         default="hybrid",
         help="hybrid (default): vector and full-text results fused; or only one of them",
     )
+    search.add_argument(
+        "--min-score",
+        type=float,
+        metavar="X",
+        help="drop hits scoring below X (calibrated scores, see README; default 0.05, "
+        "0 keeps every hit)",
+    )
     search.set_defaults(handler=_search)
 
     load = commands.add_parser("load", parents=[common], help="a key's whole thread, oldest first")
@@ -104,6 +111,7 @@ def _search(args: argparse.Namespace) -> int:
         since=since,
         until=until,
         method=args.method,
+        min_score=args.min_score,
     )
     hits = search.search(ctx, bank, query)
     if args.json:

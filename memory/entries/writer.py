@@ -18,6 +18,7 @@ import pyarrow as pa
 from memory import banks, purge, validation
 from memory.clock import as_utc
 from memory.config import Mode
+from memory.entries import search_context
 from memory.entries.chunking import Chunks, chunk_many
 from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
@@ -111,7 +112,8 @@ def _records(
     kind: EntryKind,
     summary_of: Sequence[Sequence[str]] | None,
 ) -> tuple[list[Entry], dict[str, list[Any]]]:
-    """Return validated items as entries and the column lists of their chunk rows.
+    """Return validated items as entries and the column lists of their chunk rows (with
+    `search_text` for a conversation bank, see `search_context`).
 
     `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
     """
@@ -140,7 +142,11 @@ def _records(
             zip(items, split, _new_ids(len(items)), strict=True)
         )
     ]
-    return written, _columns(written, split, stored_json, time.time_ns())
+    columns = _columns(written, split, stored_json, time.time_ns())
+    texts = search_context.search_texts(bank, written, split)
+    if texts is not None:
+        columns["search_text"] = texts
+    return written, columns
 
 
 _ENTRY_FIELDS = frozenset(Entry.model_fields)

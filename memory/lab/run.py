@@ -170,14 +170,15 @@ def run_loaded(
     """Run a test on entries already loaded (`compare` runs two prompts on the same ones)."""
     check_options(prompt, runs, max_tokens, max_turns)
     judge_model = chosen_judge(ctx, judge_model)
+    judge = judge_label(judge_model)  # an unknown judge is refused before anything runs
     bank = _test_bank(loaded.bank, prompt, max_tokens, max_turns)
+    mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
     covered, kept, budget = split(bank, loaded.entries)
     completer = completer_for(ctx)
     label = summarizer_label(completer.model)
     progress(f"summarizing {len(covered)} entries with {label}")
     summary = summarize(completer, bank, covered, budget, slack=SUMMARY_SLACK)
-    progress(f"judging with {judge_label(judge_model)}")
-    mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
+    progress(f"judging with {judge}")
     evaluation = _judge(ctx, mode, covered, summary, prompt, judge_model, runs)
     diff = None
     if loaded.facts is not None:
@@ -206,7 +207,6 @@ def run_loaded(
             run.created_at,
             run.model_dump_json(),
             entry_ids=[e.id for e in copied],
-            oldest=min((e.created_at for e in copied), default=None),
         )
     return run
 

@@ -15,7 +15,7 @@ from memory.lab.records import BankSource, DraftEntry, PastedSource, PlantedFact
 from memory.lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet, template_set
 from memory.lab.synthetic_llm import llm_set
 from memory.models import Bank, Entry
-from memory.providers import completer_for, is_offline
+from memory.providers import completer_for, describe, is_offline
 from memory.providers.tokens import count_tokens
 from memory.validation import as_utc
 
@@ -40,14 +40,17 @@ class Loaded:
 
 def generator_label(settings: Settings) -> str:
     """Return what will write synthetic entries: the template generator or the LLM."""
-    from memory.providers import describe
-
     model = settings.llm_model
     return TEMPLATE_GENERATOR_LABEL if is_offline(model) else describe(model)
 
 
 def synthesize(source: SyntheticSource, settings: Settings) -> SyntheticSet:
-    """Return synthetic entries: from the settings' LLM, or offline from templates."""
+    """Return synthetic entries: from the settings' LLM, or offline from templates.
+
+    Raises:
+        InvalidInput: a blank description or a count out of range.
+        ProviderError: the model failed or its entries are unusable.
+    """
     if is_offline(settings.llm_model):
         return template_set(source)
     return llm_set(source, completer_for(settings))

@@ -105,6 +105,8 @@ class Chat:
     """The conversation in this process (when working memory is off)."""
     session_intro: str = ""
     """The session summary this conversation started with ("" for none)."""
+    key: str = field(init=False)
+    """The conversation's working-memory key (the agent's `conversation_key` template)."""
 
     def __post_init__(self) -> None:
         check_user(self.user)

@@ -104,7 +104,7 @@ def remember(
     user: str,
     content: str,
     agent: str | None = None,
-    type: str = "fact",  # noqa: A002 - the seed's name for it
+    type: str = "fact",  # noqa: A002 - the seed's and the tools' name, agreed with callers
     tags: Sequence[str] = (),
     scope: str = "user",
 ) -> Memory:
@@ -255,9 +255,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
-        return [
-            TableWipe(layer="long_term", table=LONG_TERM_BANK, rows_removed=0, version_after=None)
-        ]
+        return []
     where = filters.equals("key", user)
     removed = ctx.store.count(bank.id, where)
     if removed:
@@ -267,7 +265,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     return [
         TableWipe(
             layer="long_term",
-            table=bank.name,
+            table=bank.id,
             rows_removed=removed,
             version_after=ctx.store.table_version(bank.id),
         )

@@ -215,12 +215,17 @@ def context(
     """
     if max_tokens < 1:
         raise InvalidInput(f"max_tokens must be at least 1, got {max_tokens}")
+    bank = existing_bank(ctx, WORKING_BANK)
+    if bank is None:  # a read makes no bank: nothing was said yet
+        return WorkingContext(
+            conversation=conversation, messages=[], tokens=0, max_tokens=max_tokens
+        )
     return build_context(
         conversation,
         turns(ctx, conversation),
         max_tokens=max_tokens,
         completer=completer or completer_for(ctx),
-        bank=working_bank(ctx),
+        bank=bank,
     )
 
 

@@ -12,14 +12,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from memory.providers.sentences import SENTENCE_END, is_fragment, split_speaker
 from memory.providers.summary_pick import Unit, pick, unit_value, word_weights
 from memory.providers.tokens import count_tokens
 
 LABEL = "[extractive summary]"
 """First line of every extractive summary."""
 
-_SPEAKER = re.compile(r"^(?P<speaker>[^\s:<>\[\]][^:\n]{0,40}?):\s+(?P<content>\S.*)$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_SENTENCE_END = SENTENCE_END
 _CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+|\s+(?=[-–—]\s)|(?<=\s[-–—])\s+")
 _PHRASE_BREAK = re.compile(
     r"\s+(?=(?:in|of|for|with|at|on|to|from|by|and|or|but|that|which|who|because|while|"
@@ -54,7 +54,8 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _PLEASANTRY = re.compile(
     r"^(?:take care|talk (?:to you )?(?:soon|later)|catch you (?:later|soon)|chat (?:soon|later)|"
     r"see you(?: soon| later)?|bye|good ?bye|sounds (?:great|cool|good|awesome|fun|amazing)|"
-    r"good luck|have a (?:great|good|nice|fun) \w+|long time no see|me too|same here|you too|"
+    r"good luck|have (?:a )?(?:great|good|nice|fun)(?: \w+)?|thanks a (?:bunch|lot|ton)|anytime|"
+    r"woo+(?:hoo+)?|woah|yay|long time no see|me too|same here|you too|"
     r"no problem|no worries|(?:you're |you are )?welcome|keep (?:it )?up|way to go|"
     r"(?:it's |it is )?(?:good|nice|great) to (?:see|hear from|meet) you|how are you|"
     r"how have you been|what's up(?: with you)?|how about you|what about you|and you)"
@@ -64,7 +65,7 @@ _PLEASANTRY = re.compile(
 _OPENER = re.compile(  # interjections; words that can carry meaning only with punctuation
     r"^(?:(?:(?:hey|hi|hello|wow|whoa|oh|ooh|aw+|yeah|yep|yup|haha|lol|omg|hmm|um|uh)\b"
     r"\s*[,!.:;-]*|(?:yes|no|ok|okay|well|so|thanks|thank you|cool|great|awesome|nice|sure|"
-    r"right|totally|absolutely|definitely|congrats|congratulations)"
+    r"right|totally|absolutely|definitely|congrats|congratulations|sorry|also|anyway)"
     r"(?: so much| a lot)?\s*[,!.:;-]+)\s*)+",
     re.IGNORECASE,
 )
@@ -75,26 +76,39 @@ _FILLER = re.compile(
 _VOCATIVE = re.compile(r"(?:^|,\s+)(?P<name>[A-Z][a-z]{2,12})(?=[!?.,]|$)")
 
 
-def split_speaker(line: str) -> tuple[str | None, str]:
-    """Return (speaker, content) for a "Speaker: content" line, or (None, line)."""
-    match = _SPEAKER.match(line.strip())
-    if match is None or len(match["speaker"].split()) > 4:
-        return None, line.strip()
-    return match["speaker"].strip(), match["content"].strip()
-
-
 def _clauses(content: str) -> list[str]:
-    """Return the clauses of content (sentences split on commas, semicolons and dashes)."""
+    """Return the clauses of content that stand on their own: each sentence cut at its
+    commas, semicolons and dashes, a piece with no subject and verb of its own ("owner
+    Alice3", "delivered to my office") staying with the clause before it. So every kept
+    clause keeps its subject, and numbers keep what they count."""
     pieces: list[str] = []
     for sentence in _SENTENCE_END.split(content):
-        merged: list[str] = []
+        current = ""
         for part in filter(None, _CLAUSE_BREAK.split(sentence.strip())):
-            if merged and (len(part.split()) < 3 or len(merged[-1].split()) < 3):
-                merged[-1] = f"{merged[-1]} {part}"
+            if current and _stands_alone(part) and _stands_alone(current):
+                pieces.append(current)
+                current = part
             else:
-                merged.append(part)
-        pieces.extend(merged)
+                current = f"{current} {part}" if current else part
+        if current:
+            pieces.append(current)
     return pieces
+
+
+_SUBJECT_TEXT = """
+    i you he she it we they this that these those there my your his her our their its
+    the a an someone everyone nobody"""
+_SUBJECTS = frozenset(_SUBJECT_TEXT.split())
+
+
+def _stands_alone(clause: str) -> bool:
+    """Return whether a clause reads as one: a subject first (a pronoun, a determiner, a
+    name or a number) and a verb, no dangling conjunction."""
+    words = _WORD.findall(clause)
+    if not words or is_fragment(clause):
+        return False
+    first = words[0]
+    return first.lower() in _SUBJECTS or first[0].isupper() or first[0].isdigit()
 
 
 def _phrases(clause: str, fits: Callable[[str], bool]) -> list[str]:
@@ -187,6 +201,9 @@ def _units(
             words = tuple(sorted(found))
             if not words or (speaker, tuple(sequence)) in seen:
                 continue
+            fragment = not raw and is_fragment(text)
+            if fragment and not _names_a_thing(text):
+                continue  # "Sorry.", "Cool setup!": no fact, and not a sentence either
             seen.add((speaker, tuple(sequence)))
             units.append(
                 Unit(
@@ -199,12 +216,22 @@ def _units(
                     salient=_salient(text, found),
                     first=frozenset(found - mentioned),
                     favoured=favoured,
+                    fragment=fragment,
                     line_cost=count_tokens(prefix + text) + 1,
                     join_cost=count_tokens(" " + text),
                 )
             )
             mentioned |= found
     return units
+
+
+def _names_a_thing(text: str) -> bool:
+    """Return whether a text holds a number or a capitalised word that is not a stopword
+    (a short answer such as "Lisbon!" or "5 years." carries a fact; "Sorry." does not)."""
+    return any(
+        any(c.isdigit() for c in word) or (word[0].isupper() and word.lower() not in _STOPWORDS)
+        for word in _WORD.findall(text)
+    )
 
 
 def _fits(prefix: str, limit: int | None) -> Callable[[str], bool]:
@@ -219,14 +246,22 @@ def _render(units: Sequence[Unit]) -> str:
     for unit in units:
         if previous is None or not unit.continues(previous):
             lines[-1] = lines[-1].rstrip(_TRAILING)
-            lines.append(f"{unit.speaker}: {unit.text}" if unit.speaker else unit.text)
-        elif unit.adjacent(previous) or previous.text.endswith((".", "!", "?")):
+            text = _capital(unit.text)
+            lines.append(f"{unit.speaker}: {text}" if unit.speaker else text)
+        elif unit.adjacent(previous):
             lines[-1] += " " + unit.text
+        elif previous.text.endswith((".", "!", "?")):
+            lines[-1] += " " + _capital(unit.text)
         else:
             lines[-1] = lines[-1].rstrip(_TRAILING) + "; " + unit.text
         previous = unit
     lines[-1] = lines[-1].rstrip(_TRAILING) if len(lines) > 1 else lines[-1]
     return "\n".join(lines)
+
+
+def _capital(text: str) -> str:
+    """Return text with its first letter capitalised (it opens a sentence of the summary)."""
+    return text[:1].upper() + text[1:]
 
 
 def _truncated(unit: Unit, budget: int) -> str:

@@ -29,6 +29,8 @@ class Tuning:
     """Value multiplier for questions (the answer usually carries the fact)."""
     favoured: float = 1.5
     """Value multiplier for clauses of the previous summary."""
+    fragment: float = 0.3
+    """Value multiplier for fragments (no verb, or a dangling conjunction first)."""
     overhead: float = 1.0
     """Tokens added to a clause's cost when ranking (separators)."""
     rarity_floor: float = 0.3
@@ -61,6 +63,7 @@ class Unit:
     salient: frozenset[str]
     first: frozenset[str]
     favoured: bool
+    fragment: bool
     line_cost: int
     join_cost: int
 
@@ -107,6 +110,8 @@ def unit_value(unit: Unit, covered: Counter[str], weights: dict[str, float]) -> 
         value *= TUNING.favoured
     if unit.text.endswith("?"):
         value *= TUNING.question
+    if unit.fragment:
+        value *= TUNING.fragment
     return value / (unit.join_cost + TUNING.overhead)
 
 

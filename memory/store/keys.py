@@ -76,3 +76,9 @@ class KeyTable(Connection):
         rows: pa.Table = self._on_latest(table, lambda t: t.to_lance().to_table(filter=predicate))
         found: list[dict[str, Any]] = rows.to_pylist()
         return found
+
+    def key_table_version(self) -> int | None:
+        """Return the keys table's latest version (None: no table): it changes on every
+        create and revoke, so a resolver may cache lookups made at one version."""
+        table = self._keys(create=False)
+        return None if table is None else int(table.version)

@@ -1,9 +1,10 @@
 """Saved compaction test runs: one LanceDB table, a row per run (id, account, bank, time,
 JSON body), as the registry keeps banks. Every read is scoped to one account.
 
-A run of a bank's entries holds copies of them, so it records their ids and the oldest one's
-time: forgetting an entry, retention, deleting the bank or its source delete the runs that
-hold a copy (`delete_lab_runs`), and a deleted entry is not kept here either."""
+A run of a bank's entries holds copies of them, so it records their ids: every final deletion
+of entries (forget, retention, compaction, a user's wipe: `purge.delete_for_good`) first
+deletes the runs holding a copy of one (`delete_lab_copies`), and deleting a bank or its
+source deletes its runs, so a deleted entry is not kept here either."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ LAB_RUNS_SCHEMA = pa.schema(
         pa.field("bank", pa.string()),
         pa.field("created_at", TIMESTAMP, nullable=False),
         pa.field("entry_ids", pa.list_(pa.string())),
-        pa.field("oldest", TIMESTAMP),
         pa.field("body", pa.string(), nullable=False),
     ]
 )
@@ -59,17 +59,15 @@ class LabRunsStore(Connection):
         body: str,
         *,
         entry_ids: Sequence[str] = (),
-        oldest: datetime | None = None,
     ) -> None:
-        """Insert or replace a saved test run of `account` (with the stored entries it copies:
-        their ids and the oldest one's time)."""
+        """Insert or replace a saved test run of `account` (with the ids of the stored entries
+        it holds copies of)."""
         row = {
             "id": run_id,
             "account": account,
             "bank": bank_id,
             "created_at": created_at,
             "entry_ids": list(entry_ids),
-            "oldest": oldest,
             "body": body,
         }
         data = pa.Table.from_pylist([row], schema=LAB_RUNS_SCHEMA)
@@ -96,32 +94,44 @@ class LabRunsStore(Connection):
         rows.sort(key=lambda row: row["created_at"], reverse=True)
         return [row["body"] for row in rows]
 
-    def delete_lab_runs(
-        self,
-        account: str,
-        bank_id: str | None = None,
-        *,
-        entry_id: str | None = None,
-        before: datetime | None = None,
-    ) -> int:
-        """Delete `account`'s saved runs for good (old versions too); returns how many.
+    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
+        """Delete `account`'s saved runs (of one bank) for good, old versions too; returns
+        how many there were."""
+        bank = filters.equals("bank", bank_id) if bank_id is not None else None
+        where = filters.conjoin(filters.equals("account", account), bank)
+        assert where is not None
+        return self._delete_runs(where)
 
-        Args:
-            account: Whose runs.
-            bank_id: Only runs of this bank.
-            entry_id: Only runs holding a copy of this entry.
-            before: Only runs holding an entry created before this time.
+    def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int:
+        """Delete the saved runs holding a copy of an entry of the bank that `predicate`
+        matches (before those entries are deleted for good); returns how many.
+
+        Cheap when no run of the bank holds stored entries: one read of the runs table.
         """
         table = self._lab_runs(create=False)
         if table is None:
             return 0
-        where = filters.conjoin(
-            filters.equals("account", account),
-            filters.equals("bank", bank_id) if bank_id is not None else None,
-            f"array_has(entry_ids, {filters.literal(entry_id)})" if entry_id is not None else None,
-            f"oldest < {filters.timestamp_literal(before)}" if before is not None else None,
+        mine = filters.conjoin(filters.equals("account", account), filters.equals("bank", bank_id))
+        held = self._on_latest(
+            table, lambda t: t.to_lance().to_table(columns=["entry_ids"], filter=mine)
         )
-        assert where is not None
+        ids = sorted({i for row in held.column("entry_ids").to_pylist() for i in row or []})
+        if not ids:
+            return 0
+        matching = filters.conjoin(predicate, filters.one_of("entry_id", ids))
+        # `scan` is the entries tables' (LanceStore), which this mixin is part of
+        copied = self.scan(bank_id, columns=["entry_id"], where=matching)  # type: ignore[attr-defined]
+        hit = sorted(set(copied.column("entry_id").to_pylist()))
+        if not hit:
+            return 0
+        return self._delete_runs(
+            filters.conjoin(mine, f"array_has_any(entry_ids, {filters.list_literal(hit)})") or ""
+        )
+
+    def _delete_runs(self, where: str) -> int:
+        table = self._lab_runs(create=False)
+        if table is None:
+            return 0
         count = int(self._on_latest(table, lambda t: t.count_rows(where)))
         if count == 0:
             return 0

@@ -118,11 +118,12 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             self._db.drop_table(name)
 
     def add_rows(self, bank_id: str, rows: pa.Table) -> None:
-        """Append chunk rows (every column but `search_text`) to a bank's entries table.
+        """Append chunk rows to a bank's entries table.
 
-        The store derives `search_text` (see `schema.index_text`), appends at most
-        `tuning.segment_rows` rows at a time, and folds new rows into the indices once enough
-        piled up (`maintenance.index_new_rows`), so index segments stay bounded.
+        The store derives `search_text` where the rows lack it (see `schema.index_text`),
+        appends at most `tuning.segment_rows` rows at a time, and folds new rows into the
+        indices once enough piled up (`maintenance.index_new_rows`), so index segments stay
+        bounded.
         """
         dims = int(rows.schema.field("vector").type.list_size)
         table = self._entries(bank_id)
@@ -311,12 +312,20 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
 
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """Return `rows` with the derived `search_text` column, cast to `schema` (its order)."""
+    """Return `rows` with the derived `search_text` column, cast to `schema` (its order).
+
+    A `search_text` the writer gave (a turn with its context) is kept; where it is missing
+    or null, `speaker: text` is derived.
+    """
+    given = None
     if indices.FTS_COLUMN in rows.column_names:
+        given = rows.column(indices.FTS_COLUMN).cast(pa.string())
         rows = rows.drop_columns([indices.FTS_COLUMN])
     speaker = rows.column("speaker").cast(pa.string())
     speaker = pc.if_else(pc.equal(speaker, ""), pa.scalar(None, pa.string()), speaker)
     text = rows.column("text").cast(pa.string())
     joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
+    if given is not None:
+        joined = pc.coalesce(given, joined)
     rows = rows.append_column(indices.FTS_COLUMN, joined)
     return rows.select(schema.names).cast(schema)

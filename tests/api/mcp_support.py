@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
 import httpx2
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
@@ -60,37 +54,6 @@ def ok(server: MCPServer, name: str, arguments: dict[str, Any]) -> Any:
 def fails(server: MCPServer, name: str, arguments: dict[str, Any]) -> str:
     """Call a tool that must fail as a tool error; returns its message."""
     return error_text(call(server, name, arguments))
-
-
-@dataclass
-class Running:
-    """A server that is up: its base URL."""
-
-    url: str
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[Running]:
-    """Run an ASGI app under uvicorn on 127.0.0.1 (a port the kernel picks) for the block."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20.0
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield Running(url=f"http://127.0.0.1:{port}")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 def http_client(url: str, **headers: str) -> Client:

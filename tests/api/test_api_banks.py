@@ -104,11 +104,25 @@ def test_agents_and_stats(api: Api) -> None:
         both = http.get(
             f"/memory_banks/{made['id']}/stats", params={"days": 3, "since": "2026-10-01"}
         )
+        naive = http.get(
+            f"/memory_banks/{made['id']}/stats",
+            params={"since": "2026-10-01T00:00:00", "until": "2026-12-01T00:00:00"},
+        )
+        empty = http.get(
+            f"/memory_banks/{made['id']}/stats",
+            params={"since": "2026-12-01T00:00:00+00:00", "until": "2026-10-01T00:00:00Z"},
+        )
     assert agents["data"] == [] and agents["total"] == 0
+    used = _create(api, name="customer-support")  # the shipped support-mail agent's bank
+    with api.as_acme() as http:
+        agents = http.get(f"/memory_banks/{used['id']}/agents").json()
+    assert agents["data"] == [{"id": "support-mail", "name": "Support by e-mail"}]
     assert stats["total_entries"] == 5 and stats["unique_keys"] == 2
     assert stats["unique_speakers"] == 1 and default["total_entries"] == 5
     assert bad.status_code == 422
     assert both.status_code == 400 and "either" in both.json()["error"]["message"]
+    assert naive.status_code == 200 and naive.json()["total_entries"] == 5
+    assert empty.status_code == 400
 
 
 def test_entries_write_search_load_get_forget(api: Api) -> None:

@@ -97,6 +97,10 @@ def test_unknown_routes_and_methods_are_json_errors(api: Api) -> None:
         method = http.patch("/memory_banks/templates")
     assert route.status_code == 404 and "no such endpoint" in _error(route)["message"]
     assert method.status_code == 405 and "PATCH" in _error(method)["message"]
+    assert method.headers["Allow"] == "DELETE, GET, PUT"  # also /memory_banks/{bank_id}
+    with api.as_acme() as http:
+        bank = http.patch("/memory_banks")
+    assert bank.headers["Allow"] == "GET, POST"
 
 
 def test_openapi_declares_the_key_scheme_and_response_models(api: Api) -> None:

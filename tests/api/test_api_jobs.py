@@ -5,12 +5,16 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import threading
 
 import pyarrow.parquet as pq
+import pytest
 from api_support import wait_job
 from conftest import Api
 
 from memory import banks, entries
+from memory.api.jobs import Jobs, TooManyJobs
+from memory.errors import InvalidInput, NotFound
 from memory.models import EntryIn
 
 
@@ -108,3 +112,29 @@ def test_export_requests_are_checked_before_a_job_starts(api: Api) -> None:
     assert missing.status_code == 404
     assert speaker.status_code == 400 and "speaker" in speaker.json()["error"]["message"]
     assert unknown.status_code == 404
+
+
+def _refuse(_: object) -> None:
+    raise InvalidInput("no")
+
+
+def test_the_pool_bounds_each_accounts_jobs_and_keeps_them_apart() -> None:
+    release = threading.Event()
+    pool = Jobs(workers=1, max_pending=1, keep=10, error_of=lambda exc: (400, "invalid_input"))
+    try:
+        blocked = pool.submit("acme", "compact", lambda _: release.wait(30))
+        with pytest.raises(TooManyJobs, match="wait for one"):
+            pool.submit("acme", "compact", lambda _: None)
+        other = pool.submit("beta", "compact", _refuse)
+        with pytest.raises(NotFound):
+            pool.get("beta", blocked.id)
+        release.set()
+        pool.wait(blocked, 30)
+        pool.wait(other, 30)
+        assert pool.get("acme", blocked.id).status == "succeeded"
+        failed = pool.get("beta", other.id)
+        assert (failed.status, failed.error_status, failed.error) == ("failed", 400, "no")
+        assert pool.submit("acme", "compact", lambda _: None).account == "acme"
+    finally:
+        release.set()
+        pool.shutdown()

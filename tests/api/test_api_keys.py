@@ -62,3 +62,16 @@ def test_an_account_must_be_one_line(ctx: Context) -> None:
     with pytest.raises(InvalidInput):
         create_key(ctx, "a\nb")
     assert list_keys(ctx) == []
+
+
+def test_the_resolver_remembers_until_the_keys_change(ctx: Context) -> None:
+    made = create_key(ctx, "acme")
+    store = LanceStore(ctx.store.uri)
+    resolver = accounts.KeyResolver(store)
+    assert resolver.account(made.key) == "acme"
+    assert resolver.account(made.key) == "acme"
+    assert resolver.account("mbk_" + made.key_id + "_" + "A" * 43) is None
+    revoke_key(LanceStore(ctx.store.uri), made.key_id)  # another handle, as another process
+    assert resolver.account(made.key) is None
+    fresh = create_key(LanceStore(ctx.store.uri), "beta")
+    assert resolver.account(fresh.key) == "beta"

@@ -11,14 +11,17 @@ from datetime import timedelta
 import pytest
 from mcp import Client
 from mcp.server import MCPServer
+from mcp.types import Tool
 from mcp_support import call, fails, ok, run
 
 from memory import banks, entries
 from memory.api.mcp import build_server
 from memory.api.mcp.state import own_state
 from memory.clock import FixedClock
+from memory.config import Mode
 from memory.context import Context
 from memory.models import BankCreate, EntryIn
+from memory.ports import Embedder
 
 BANK_TOOLS = {
     "list_memory_banks",
@@ -39,8 +42,11 @@ ENTRY_TOOLS = {
 }
 
 
+Servers = Callable[[Context], MCPServer]
+
+
 @pytest.fixture
-def servers() -> Iterator[Callable[[Context], MCPServer]]:
+def servers() -> Iterator[Servers]:
     """Returns a server on a context (with its own job pool, stopped after the test)."""
     with ExitStack() as stack:
 
@@ -51,12 +57,12 @@ def servers() -> Iterator[Callable[[Context], MCPServer]]:
 
 
 @pytest.fixture
-def server(ctx: Context, servers: Callable[[Context], MCPServer]) -> MCPServer:
+def server(ctx: Context, servers: Servers) -> MCPServer:
     return servers(ctx)
 
 
-def test_every_tool_is_listed_with_a_strict_described_schema(server) -> None:  # type: ignore[no-untyped-def]
-    async def work():  # type: ignore[no-untyped-def]
+def test_every_tool_is_listed_with_a_strict_described_schema(server: MCPServer) -> None:
+    async def work() -> list[Tool]:
         async with Client(server) as client:
             return (await client.list_tools()).tools
 
@@ -74,8 +80,8 @@ def test_every_tool_is_listed_with_a_strict_described_schema(server) -> None:  #
     ]
 
 
-def test_create_get_update_list_delete_are_the_core_records(  # type: ignore[no-untyped-def]
-    server, ctx: Context, clock: FixedClock
+def test_create_get_update_list_delete_are_the_core_records(
+    server: MCPServer, ctx: Context, clock: FixedClock
 ) -> None:
     made = ok(server, "create_memory_bank", {"name": "support", "type": "conversation"})
     stored = banks.get(ctx, made["id"])
@@ -108,7 +114,9 @@ def test_create_get_update_list_delete_are_the_core_records(  # type: ignore[no-
     assert [b.name for b in banks.list_banks(ctx)] == ["notes"]
 
 
-def test_an_omitted_retention_is_the_default_and_an_explicit_null_is_indefinite(server) -> None:  # type: ignore[no-untyped-def]
+def test_an_omitted_retention_is_the_default_and_an_explicit_null_is_indefinite(
+    server: MCPServer,
+) -> None:
     omitted = ok(server, "create_memory_bank", {"name": "a", "type": "conversation"})
     forever = ok(
         server, "create_memory_bank", {"name": "b", "type": "conversation", "retention_days": None}
@@ -116,7 +124,7 @@ def test_an_omitted_retention_is_the_default_and_an_explicit_null_is_indefinite(
     assert (omitted["retention_days"], forever["retention_days"]) == (90, None)
 
 
-def test_templates_are_listed_and_prefill_a_new_bank(server) -> None:  # type: ignore[no-untyped-def]
+def test_templates_are_listed_and_prefill_a_new_bank(server: MCPServer) -> None:
     templates = ok(server, "list_memory_bank_templates", {})["data"]
     assert templates, "no templates"
     first = templates[0]
@@ -125,7 +133,7 @@ def test_templates_are_listed_and_prefill_a_new_bank(server) -> None:  # type: i
     assert made["compaction_prompt"] == first["compaction_prompt"]
 
 
-def test_write_search_load_forget(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_write_search_load_forget(server: MCPServer, ctx: Context) -> None:
     bank = ok(server, "create_memory_bank", {"name": "support", "type": "conversation"})
     ref = {"memory_bank_id": bank["id"]}
     written = ok(
@@ -163,7 +171,9 @@ def test_write_search_load_forget(server, ctx: Context) -> None:  # type: ignore
     )
 
 
-def test_compact_now_summarizes_a_partition_over_its_threshold(ctx: Context, servers) -> None:  # type: ignore[no-untyped-def]
+def test_compact_now_summarizes_a_partition_over_its_threshold(
+    ctx: Context, servers: Servers
+) -> None:
     quiet = replace(ctx, after_write=None)  # no inline compaction: the partition grows over
     bank = banks.create(
         quiet,
@@ -186,7 +196,7 @@ def test_compact_now_summarizes_a_partition_over_its_threshold(ctx: Context, ser
     assert [e.id for e in thread if e.kind == "summary"] == [results[0]["summary_id"]]
 
 
-def test_stats_and_delete_source(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_stats_and_delete_source(server: MCPServer, ctx: Context) -> None:
     bank = ok(server, "create_memory_bank", {"name": "g", "type": "general"})
     ref = {"memory_bank_id": bank["id"]}
     for key in ("a", "b", "b"):
@@ -201,7 +211,7 @@ def test_stats_and_delete_source(server, ctx: Context) -> None:  # type: ignore[
     assert ok(server, "get_memory_bank", ref)["name"] == "g"  # the configuration stays
 
 
-def test_bad_arguments_are_tool_errors_naming_the_field(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_bad_arguments_are_tool_errors_naming_the_field(server: MCPServer, ctx: Context) -> None:
     unknown = fails(server, "create_memory_bank", {"name": "x", "type": "general", "colour": "red"})
     assert "colour" in unknown and "not permitted" in unknown and "this tool takes" in unknown
     wrong_type = fails(server, "create_memory_bank", {"name": "x", "type": "diary"})
@@ -211,7 +221,9 @@ def test_bad_arguments_are_tool_errors_naming_the_field(server, ctx: Context) ->
     assert banks.list_banks(ctx) == []  # nothing was written
 
 
-def test_core_errors_come_back_as_tool_errors_and_change_nothing(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_core_errors_come_back_as_tool_errors_and_change_nothing(
+    server: MCPServer, ctx: Context
+) -> None:
     bank = ok(server, "create_memory_bank", {"name": "c", "type": "conversation"})
     ref = {"memory_bank_id": bank["id"]}
     assert fails(server, "create_memory_bank", {"name": "c", "type": "general"}).startswith(
@@ -229,7 +241,9 @@ def test_core_errors_come_back_as_tool_errors_and_change_nothing(server, ctx: Co
     assert ok(server, "load_memory_bank_thread", {**ref, "key": "k"})["data"] == []
 
 
-def test_another_accounts_bank_is_not_found_like_a_missing_one(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_another_accounts_bank_is_not_found_like_a_missing_one(
+    server: MCPServer, ctx: Context
+) -> None:
     other = replace(ctx, account="globex")
     theirs = banks.create(other, BankCreate(name="secret", type="general"))
     entries.write(other, theirs, [EntryIn(key="k", content="globex plans")])
@@ -250,8 +264,10 @@ def test_another_accounts_bank_is_not_found_like_a_missing_one(server, ctx: Cont
     assert [e.content for e in entries.load(other, theirs, "k")] == ["globex plans"]
 
 
-def test_a_crash_is_a_generic_tool_error_not_a_dropped_connection(ctx: Context, servers) -> None:  # type: ignore[no-untyped-def]
-    def broken(mode):  # type: ignore[no-untyped-def]
+def test_a_crash_is_a_generic_tool_error_not_a_dropped_connection(
+    ctx: Context, servers: Servers
+) -> None:
+    def broken(mode: Mode) -> Embedder:
         raise RuntimeError("embedder exploded at /secret/path")
 
     server = servers(replace(ctx, embedder=broken))
@@ -267,7 +283,7 @@ def test_a_crash_is_a_generic_tool_error_not_a_dropped_connection(ctx: Context, 
     assert ok(server, "get_memory_bank", {"memory_bank_id": bank["id"]})["name"] == "g"
 
 
-def test_long_term_memory_tools_keep_users_and_agents_apart(server) -> None:  # type: ignore[no-untyped-def]
+def test_long_term_memory_tools_keep_users_and_agents_apart(server: MCPServer) -> None:
     shared = ok(
         server,
         "memory_remember",
@@ -303,7 +319,7 @@ def test_long_term_memory_tools_keep_users_and_agents_apart(server) -> None:  # 
     assert "type" in bad and "preference" in bad
 
 
-def test_an_export_runs_as_a_job_and_reads_back(server, ctx: Context) -> None:  # type: ignore[no-untyped-def]
+def test_an_export_runs_as_a_job_and_reads_back(server: MCPServer, ctx: Context) -> None:
     bank = ok(server, "create_memory_bank", {"name": "g", "type": "general"})
     for key in ("a", "b"):
         ok(server, "write_memory_bank_entry", {"memory_bank_id": "g", "key": key, "content": key})
@@ -335,8 +351,8 @@ def test_an_export_runs_as_a_job_and_reads_back(server, ctx: Context) -> None:  
 
 
 def test_the_assistant_proposes_and_accept_applies_exactly_the_proposal(
-    server, ctx: Context
-) -> None:  # type: ignore[no-untyped-def]
+    server: MCPServer, ctx: Context
+) -> None:
     bank = ok(server, "create_memory_bank", {"name": "support", "type": "conversation"})
     before = banks.get(ctx, bank["id"])
     described = "customer support, about 50 messages per day per customer"
@@ -362,8 +378,8 @@ def test_the_assistant_proposes_and_accept_applies_exactly_the_proposal(
     assert "description is empty" in empty
 
 
-def test_test_compaction_runs_on_a_bank_or_pasted_entries_and_changes_nothing(  # type: ignore[no-untyped-def]
-    server, ctx: Context
+def test_test_compaction_runs_on_a_bank_or_pasted_entries_and_changes_nothing(
+    server: MCPServer, ctx: Context
 ) -> None:
     bank = ok(server, "create_memory_bank", {"name": "s", "type": "conversation"})
     for i in range(4):

@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_support import error_text, http_client, run, serve, structured
+from api_support import serve
+from mcp_support import error_text, http_client, run, structured
 
 from memory import banks
 from memory.accounts import create_key, revoke_key

@@ -15,8 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from api_support import serve
 from mcp import Client
-from mcp_support import error_text, http_client, run, serve, structured
+from mcp_support import error_text, http_client, run, structured
 
 from memory.accounts import create_key
 from memory.api.mcp.http import create_app_with_mcp
@@ -59,6 +60,10 @@ WITH_REST_TWIN = {
     "memory_recall",
     "memory_forget",
     "read_resource_export",
+    "get_memory_bank_entry",
+    "list_memory_bank_agents",
+    "estimate_resource_export",
+    "list_user_memories",
 }
 """Every tool: each has a REST endpoint (read_resource_export: the download's)."""
 
@@ -110,7 +115,9 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
         async with http_client(f"{url}/mcp", **{"X-API-Key": beta}) as mcp:
             sides = Sides(rest, mcp)
 
-            async def step(tool: str, args: dict[str, Any], method: str, path: str, **kw: Any):  # type: ignore[no-untyped-def]
+            async def step(
+                tool: str, args: dict[str, Any], method: str, path: str, **kw: Any
+            ) -> tuple[Any, Any]:
                 got = await sides.both(tool, args, method, path, **kw)
                 pairs.append((tool, *got))
                 return got
@@ -186,12 +193,31 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
             )
             rest_entry, mcp_entry = written[1]
             await step(
+                "get_memory_bank_entry",
+                {"memory_bank_id": b, "entry_id": mcp_entry["id"]},
+                "GET",
+                f"/memory_banks/{a}/entries/{rest_entry['id']}",
+            )
+            await step(
+                "list_memory_bank_agents",
+                {"memory_bank_id": b},
+                "GET",
+                f"/memory_banks/{a}/agents",
+            )
+            await step(
                 "forget_memory_bank_entry",
                 {"memory_bank_id": b, "entry_id": mcp_entry["id"]},
                 "DELETE",
                 f"/memory_banks/{a}/entries/{rest_entry['id']}",
             )
             export = {"resource_type": "memory_bank", "filters": {"key": "c1"}}
+            await step(
+                "estimate_resource_export",
+                {**export, "resource_id": b},
+                "POST",
+                "/authenticated/resource-exports/estimate",
+                json={**export, "resource_id": a},
+            )
             exported = await step(
                 "create_resource_export",
                 {**export, "resource_id": b, "wait": 30},
@@ -262,6 +288,12 @@ def test_every_tool_answers_like_its_rest_endpoint(urls: tuple[str, str, str]) -
                 "POST",
                 "/users/dana/memories/recall",
                 json=recall,
+            )
+            await step(
+                "list_user_memories",
+                {"user": "dana"},
+                "GET",
+                "/users/dana/memories",
             )
             await step(
                 "memory_forget",

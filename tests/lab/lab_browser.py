@@ -206,8 +206,10 @@ def screenshots(out: Path) -> None:
             page.screenshot(path=str(out / "banks.png"))
             open_page(page, "Statistics")
             page.screenshot(path=str(out / "statistics.png"))
+            page.set_viewport_size({"width": 1400, "height": 2000})
             run_pasted_test(page, url)
             page.screenshot(path=str(out / "test-compaction.png"))
+            page.set_viewport_size({"width": 1400, "height": 1300})
             open_page(page, "AI assistant")
             page.get_by_label("Describe what the bank will hold").fill(
                 "stores daily customer interactions, about 50 messages per day per customer"
@@ -217,6 +219,9 @@ def screenshots(out: Path) -> None:
             page.get_by_role("button", name="Propose").click()
             settle(page)
             page.get_by_text("Proposal", exact=True).wait_for()
+            page.get_by_role("button", name="Test this prompt").click()
+            page.get_by_text("Test of the proposed prompt").wait_for(timeout=120_000)
+            settle(page)
             page.screenshot(path=str(out / "assistant.png"))
 
 

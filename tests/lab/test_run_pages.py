@@ -5,12 +5,12 @@ from __future__ import annotations
 from lab_support import OpenPage
 
 from lab.run_view import plain
-from memory import banks
+from memory import banks, entries
 from memory.assistant import OFFLINE_ASSISTANT_LABEL
 from memory.context import Context
 from memory.judge import HEURISTIC_LABEL
 from memory.lab import list_runs
-from memory.models import BankCreate
+from memory.models import BankCreate, EntryIn
 
 PASTED = """ann: My order 4471 arrived broken.
 bob (agent): I will send a replacement by Friday 12 June.
@@ -48,6 +48,27 @@ def test_a_test_on_pasted_entries_shows_summary_surviving_entries_and_evaluation
         f"{run.evaluation.overall:.2f}"
     )
     assert f"Best prompt so far ({run.evaluation.overall:.2f})" in app.success[0].value
+    app.text_area(key="tc_prompt_b").input("Keep only what was promised.").run()
+    app.button(key="tc_compare").click().run()
+    assert not app.error, [e.value for e in app.error]
+    saved = list_runs(ctx)
+    assert len(saved) == 3  # the first run, then A and B
+    [b] = [r for r in saved if r.prompt == "Keep only what was promised."]
+    a = next(r for r in saved if r is not b and r.id != run.id)
+    assert [h.value for h in app.subheader][:2] == [
+        f"Prompt A: {a.evaluation.overall:.2f}",
+        f"Prompt B: {b.evaluation.overall:.2f}",
+    ]
+    assert a.prompt == run.prompt and a.original == b.original
+
+
+def test_the_create_form_tests_its_prompt_on_the_test_page(open_page: OpenPage) -> None:
+    app = open_page("banks")
+    prompt = next(t for t in app.text_area if (t.key or "").endswith("_prompt"))
+    prompt.input("Keep the customer's order numbers.")
+    app.button(key="create_test_prompt").click().run()
+    assert app.text_area(key="tc_prompt").value == "Keep the customer's order numbers."
+    assert app.radio(key="tc_source").value == "Pasted entries"
 
 
 def test_a_bad_paste_is_an_error_that_names_the_line(open_page: OpenPage) -> None:
@@ -87,3 +108,24 @@ def test_the_assistant_changes_nothing_until_accepted_and_then_exactly_the_propo
         proposal.retention_days,
     )
     assert "Applied the proposal to bank 'support'" in app.success[0].value
+
+
+def test_a_test_on_a_banks_entries_leaves_the_bank_as_it_was(
+    open_page: OpenPage, ctx: Context
+) -> None:
+    bank = banks.create(ctx, BankCreate(name="support", type="conversation"))
+    entries.write(
+        ctx,
+        bank,
+        [EntryIn(key="c1", speaker="ann", content=line) for line in PASTED.splitlines()],
+    )
+    version = ctx.store.table_version(bank.id)
+    app = open_page("test_compaction")
+    assert app.radio(key="tc_source").value == "Bank entries"
+    app.button(key="tc_run").click().run()
+    assert not app.error, [e.value for e in app.error]
+    [run] = list_runs(ctx, bank="support")
+    assert f"Source: {run.source_label}" in texts(app)
+    assert len(run.original) == 5 and "Runs on the entries of 'support'." in texts(app)
+    assert ctx.store.table_version(bank.id) == version
+    assert banks.get(ctx, "support") == bank

@@ -41,23 +41,28 @@ GENERATED = {
 }
 
 
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def server(script: Script, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The fake server, real model requests allowed and the OpenAI provider pointed at it."""
-    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
-    previous = llm.allow_model_requests(True)
-    with fake_llm_server(script) as url:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+@pytest.fixture(scope="module")
+def served() -> Iterator[Script]:
+    """One fake server for the module (its shutdown takes half a second), requests allowed
+    and the OpenAI provider pointed at it."""
+    script = Script()
+    with pytest.MonkeyPatch.context() as patch, fake_llm_server(script) as url:
+        patch.delenv(llm.BLOCK_ENV, raising=False)
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+        patch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+        previous = llm.allow_model_requests(True)
         try:
-            yield url
+            yield script
         finally:
             llm.allow_model_requests(previous)
+
+
+@pytest.fixture
+def script(served: Script) -> Script:
+    """The module's server script, its requests cleared for this test."""
+    served.requests.clear()
+    served.reply = ""
+    return served
 
 
 def settings() -> Settings:
@@ -69,7 +74,7 @@ def sent(script: Script) -> str:
     return json.dumps(body["messages"])
 
 
-def test_the_model_proposes_and_the_reply_becomes_a_proposal(server: str, script: Script) -> None:
+def test_the_model_proposes_and_the_reply_becomes_a_proposal(script: Script) -> None:
     script.reply = "Here you go:\n```json\n" + json.dumps(PROPOSAL) + "\n```"
 
     proposal = propose("customer support, 50 messages a day", settings=settings())
@@ -94,7 +99,7 @@ def test_the_model_proposes_and_the_reply_becomes_a_proposal(server: str, script
     ],
 )
 def test_an_unusable_proposal_is_a_clear_provider_error(
-    server: str, script: Script, reply: str, message: str
+    script: Script, reply: str, message: str
 ) -> None:
     script.reply = reply
 
@@ -104,9 +109,7 @@ def test_an_unusable_proposal_is_a_clear_provider_error(
     assert MODEL in str(caught.value)
 
 
-def test_the_model_writes_synthetic_entries_with_their_planted_facts(
-    server: str, script: Script
-) -> None:
+def test_the_model_writes_synthetic_entries_with_their_planted_facts(script: Script) -> None:
     script.reply = json.dumps(GENERATED)
     source = SyntheticSource(description="espresso machine support", count=4, seed=9)
 
@@ -138,7 +141,7 @@ def test_the_model_writes_synthetic_entries_with_their_planted_facts(
     ],
 )
 def test_unusable_synthetic_entries_are_a_clear_provider_error(
-    server: str, script: Script, change: dict[str, object], message: str
+    script: Script, change: dict[str, object], message: str
 ) -> None:
     script.reply = json.dumps({**GENERATED, **change})
     source = SyntheticSource(description="support", count=4)
@@ -147,9 +150,7 @@ def test_unusable_synthetic_entries_are_a_clear_provider_error(
         synthesize(source, settings())
 
 
-def test_a_run_on_model_written_entries_diffs_their_facts(
-    server: str, script: Script, ctx: Context
-) -> None:
+def test_a_run_on_model_written_entries_diffs_their_facts(script: Script, ctx: Context) -> None:
     script.reply = json.dumps(GENERATED)
     ctx.settings = settings()
     from memory.providers.extractive import offline_completer

@@ -195,6 +195,7 @@ def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> Non
         ({"runs": 0}, "runs must be 1-20"),
         ({"runs": 21}, "runs must be 1-20"),
         ({"max_turns": -1}, "max_turns must be 0-"),
+        ({"judge_model": "membank/nope"}, "unknown offline judge"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(

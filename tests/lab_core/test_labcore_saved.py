@@ -132,6 +132,20 @@ def test_retention_deletes_runs_holding_an_expired_entry(ctx: Context, clock: Fi
     assert on_old.id not in {r.id for r in list_runs(ctx)}
 
 
+def test_compacting_entries_deletes_the_runs_holding_a_copy(ctx: Context) -> None:
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "c-1", 4)
+    write_turns(ctx, bank, "c-2", 3, start=10)
+    on_c1 = run_test(ctx, BankSource(bank="chat", key="c-1"), prompt="Keep orders.")
+    on_c2 = run_test(ctx, BankSource(bank="chat", key="c-2"), prompt="Keep orders.")
+
+    write_turns(ctx, bank, "c-1", 1, start=4, hooks=True)  # over max_turns: compacts c-1
+
+    assert entries.load(ctx, bank, "c-1")[0].kind == "summary"
+    assert [r.id for r in list_runs(ctx)] == [on_c2.id]
+    assert on_c1.id not in {r.id for r in list_runs(ctx)}
+
+
 @pytest.mark.parametrize("action", [banks.delete, banks.reset_source])
 def test_deleting_a_bank_or_its_source_deletes_its_runs(ctx: Context, action: object) -> None:
     bank = make_bank(ctx)

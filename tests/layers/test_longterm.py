@@ -192,7 +192,10 @@ def test_recall_refuses_bad_arguments(ctx: Context, bad: dict[str, object]) -> N
 def _many(ctx: Context, count: int) -> None:
     for i in range(count):
         longterm.remember(
-            ctx, user="ann", content=f"tea fact number {i} " + "detail " * (i % 7), type="fact"
+            ctx,
+            user="ann",
+            content=f"tea fact number {i} " + "detail " * (i % 7),
+            type="fact",
         )
 
 

@@ -124,12 +124,9 @@ def test_a_wipe_leaves_no_trace_of_the_user_in_any_layer_and_keeps_everyone_else
 
 
 def test_a_wipe_of_an_unknown_user_or_account_removes_nothing(ctx: Context) -> None:
-    empty = wipe.wipe_user(ctx, GONE)  # no layer has a bank yet
-    assert {(t.layer, t.rows_removed, t.version_after) for t in empty.tables} == {
-        ("working", 0, None),
-        ("session", 0, None),
-        ("long_term", 0, None),
-    }
+    empty = wipe.wipe_user(ctx, GONE)  # no layer has a bank yet: nothing removed
+    assert "long_term" not in {t.layer for t in empty.tables}
+    assert empty.rows_removed == 0
     _fill(ctx)
     receipt = wipe.wipe_user(ctx, "nobody")
     assert receipt.counts == {"working": 0, "session": 0, "long_term": 0}

@@ -200,5 +200,7 @@ def test_wipe_removes_every_turn_of_the_user_only(ctx: Context) -> None:
     assert not ctx.store.has_deleted_rows(bank.id)
 
 
-def test_wipe_of_an_account_without_working_memory(ctx: Context) -> None:
+def test_an_account_without_working_memory_reads_and_wipes_nothing(ctx: Context) -> None:
+    assert working.context(ctx, "never", max_tokens=100).messages == []
     assert working.wipe_user(ctx, "nobody") == []
+    assert working.turns(ctx, "never") == []

@@ -10,10 +10,19 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import banks, config, stats
-from memory.api.mcp.inputs import BankRef, CreateBank, ListBanks, Paged, StatsInput, UpdateBank
-from memory.api.schemas import Deleted, Page, SourceReset, TemplateOut, page
+from memory.api.mcp.inputs import (
+    BankPage,
+    BankRef,
+    CreateBank,
+    ListBanks,
+    Paged,
+    StatsInput,
+    UpdateBank,
+)
+from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.context import Context
 from memory.errors import NotFound
+from memory.layers import agents
 from memory.models import Bank
 from memory.validation import as_utc
 
@@ -78,7 +87,14 @@ def get_memory_bank_stats(ctx: Context, args: StatsInput) -> stats.Stats:
         since=as_utc(args.since, "since") if args.since else None,
         until=as_utc(args.until, "until") if args.until else None,
     )
-    return stats.compute(ctx, bank, since=since, until=until)
+    return stats.compute(ctx, bank, since=since, until=until, top=args.top)
+
+
+def list_memory_bank_agents(ctx: Context, args: BankPage) -> Page[AgentRef]:
+    """List the agents whose configuration uses a bank."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
+    return page(found, args.limit, args.offset)
 
 
 TOOLS: list[Callable[..., Any]] = [
@@ -90,4 +106,5 @@ TOOLS: list[Callable[..., Any]] = [
     delete_memory_bank,
     delete_memory_bank_source,
     get_memory_bank_stats,
+    list_memory_bank_agents,
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory import entries, search
 from memory.api.mcp.bank_tools import bank_of
-from memory.api.mcp.inputs import CompactNow, ForgetEntry, LoadThread, Search, WriteEntry
+from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.schemas import Page, page
 from memory.compaction import CompactionResult, compact_bank
@@ -34,6 +34,12 @@ def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
     return page(entries.load(ctx, bank, args.key), args.limit, args.offset)
 
 
+def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:
+    """Return one entry of a bank by its id."""
+    bank = bank_of(ctx, args.memory_bank_id)
+    return entries.get_entry(ctx, bank, args.entry_id)
+
+
 def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
     """Delete one entry for good: its text, vectors and the old versions holding them."""
     bank = bank_of(ctx, args.memory_bank_id)
@@ -50,6 +56,7 @@ TOOLS: list[Callable[..., Any]] = [
     write_memory_bank_entry,
     search_memory_bank,
     load_memory_bank_thread,
+    get_memory_bank_entry,
     forget_memory_bank_entry,
     compact_memory_bank_now,
 ]

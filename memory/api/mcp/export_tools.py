@@ -12,13 +12,13 @@ from pydantic import BaseModel, Field
 from memory import export
 from memory.api.jobs import TooManyJobs
 from memory.api.mcp.bank_tools import bank_of
-from memory.api.mcp.inputs import ExportRef, StartExport
+from memory.api.mcp.inputs import ExportRef, ExportSpec, StartExport
 from memory.api.routes.exports import _out
 from memory.api.schemas import ResourceExport
 from memory.api.state import ApiState
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.export.records import ExportResult
+from memory.export.records import ExportEstimate, ExportResult
 
 MAX_INLINE = 1_000_000
 """Largest JSON export `read_resource_export` hands back inline, in bytes."""
@@ -55,6 +55,12 @@ def create_resource_export(ctx: Context, args: StartExport, state: ApiState) -> 
     return _out(record)
 
 
+def estimate_resource_export(ctx: Context, args: ExportSpec) -> ExportEstimate:
+    """Return how many entries an export would hold and about how large its file would be."""
+    bank = bank_of(ctx, args.resource_id)
+    return export.estimate(ctx, bank, args.format, args.filters)
+
+
 def _export_job(ctx: Context, state: ApiState, export_id: str) -> Any:
     record = state.jobs.get(ctx.account, export_id)
     if record.kind != "export":
@@ -89,6 +95,7 @@ def read_resource_export(ctx: Context, args: ExportRef, state: ApiState) -> Expo
 
 
 TOOLS: list[Callable[..., Any]] = [
+    estimate_resource_export,
     create_resource_export,
     get_resource_export,
     read_resource_export,

@@ -143,6 +143,19 @@ class Search(ToolInput):
         )
 
 
+class BankPage(Paged):
+    """A page of something of one bank."""
+
+    memory_bank_id: str = Field(description=BANK_ID)
+
+
+class EntryRef(ToolInput):
+    """One entry of a bank."""
+
+    memory_bank_id: str = Field(description=BANK_ID)
+    entry_id: str = Field(description="The entry's id, as write, search or load return it.")
+
+
 class LoadThread(Paged):
     """One partition's whole thread."""
 
@@ -164,6 +177,7 @@ class StatsInput(ToolInput):
     days: int | None = Field(None, description="The last N days (default 30).")
     since: datetime | None = Field(None, description="Frame start, instead of days (ISO).")
     until: datetime | None = Field(None, description="Frame end, exclusive (ISO).")
+    top: int = Field(10, ge=1, le=100, description="Rows of each breakdown table.")
 
 
 class CompactNow(ToolInput):
@@ -173,7 +187,7 @@ class CompactNow(ToolInput):
     key: str | None = Field(None, description="Only this partition (default: every one).")
 
 
-class StartExport(ToolInput):
+class ExportSpec(ToolInput):
     """An export of a memory bank, as `POST /authenticated/resource-exports` takes it."""
 
     resource_type: Literal["memory_bank"] = Field(description='Always "memory_bank".')
@@ -183,6 +197,11 @@ class StartExport(ToolInput):
         default_factory=ExportFilters,
         description="Only matching entries: key, speaker, tags (all), since, until.",
     )
+
+
+class StartExport(ExportSpec):
+    """An export to start, and how long to wait for it."""
+
     wait: float = Field(10, ge=0, le=30, description="Seconds to wait for it to finish.")
 
 

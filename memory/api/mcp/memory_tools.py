@@ -2,7 +2,9 @@
 
 Their arguments are the layer's own tool arguments (`memory.layers.tools`) plus whose memory
 it is: `user`, and the `agent` asking (its scope rules decide what it sees). The account is
-the caller's (the API key's over HTTP), so two accounts never share a user.
+the caller's (the API key's over HTTP), so two accounts never share a user. The per-user
+wipe and the end of a conversation are not tools: an administrator's or the application's
+act (REST, CLI), not a model's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, StrictStr
 
+from memory.api.mcp.tooling import ToolInput
+from memory.api.schemas import MAX_PAGE, Page, page
 from memory.context import Context
 from memory.layers import longterm
 from memory.layers.memories import Memory, RecalledMemory
@@ -21,7 +25,7 @@ USER = "The user whose memory it is (your application's user id)."
 AGENT = "The agent asking; scope rules decide which memories it sees (omit: all the user's)."
 
 
-class Whose(BaseModel):
+class Whose(ToolInput):
     """Whose memories a call reads or changes."""
 
     user: StrictStr = Field(description=USER)
@@ -38,6 +42,13 @@ class Recall(RecallArgs, Whose):
 
 class Forget(ForgetArgs, Whose):
     """A memory to delete."""
+
+
+class UserMemories(Whose):
+    """A page of a user's memories."""
+
+    limit: int = Field(100, ge=1, le=MAX_PAGE, description="Page size, 1-1000.")
+    offset: int = Field(0, ge=0, le=2**31 - 1, description="Items to skip (next_offset).")
 
 
 class Recalled(BaseModel):
@@ -66,9 +77,20 @@ def memory_recall(ctx: Context, args: Recall) -> Recalled:
     return Recalled(data=found)
 
 
+def list_user_memories(ctx: Context, args: UserMemories) -> Page[Memory]:
+    """List every memory of a user the agent may see (omit agent: all), oldest first."""
+    found = longterm.memories(ctx, user=args.user, agent=args.agent)
+    return page(found, args.limit, args.offset)
+
+
 def memory_forget(ctx: Context, args: Forget) -> Memory:
     """Delete one memory of a user for good, when asked to forget it or it is outdated."""
     return longterm.forget(ctx, user=args.user, agent=args.agent, memory_id=args.memory_id)
 
 
-TOOLS: list[Callable[..., Any]] = [memory_remember, memory_recall, memory_forget]
+TOOLS: list[Callable[..., Any]] = [
+    memory_remember,
+    memory_recall,
+    memory_forget,
+    list_user_memories,
+]

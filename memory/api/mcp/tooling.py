@@ -112,6 +112,8 @@ class Toolkit:
             with tool_errors():
                 return run(self.context(context), args, *extra)
 
+        # The SDK reads this signature: the output schema from its return annotation, the
+        # context parameter by name. `call` is sync, so the SDK runs it in a worker thread.
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [
                 inspect.Parameter("arguments", inspect.Parameter.KEYWORD_ONLY, annotation=dict),

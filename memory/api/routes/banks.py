@@ -13,6 +13,7 @@ from memory.api.routes.common import Limit, Offset, bank_of
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
+from memory.validation import as_utc
 
 router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
 
@@ -90,5 +91,7 @@ def get_stats(
 ) -> stats.Stats:
     """Aggregates over a time frame (default: the last 30 days); never individual entries."""
     bank = bank_of(ctx, bank_id)
+    since = as_utc(since, "since") if since is not None else None
+    until = as_utc(until, "until") if until is not None else None
     start, end = stats.time_frame(ctx.clock.now(), days=days, since=since, until=until)
     return stats.compute(ctx, bank, since=start, until=end, top=top)

@@ -1,0 +1,241 @@
+"""REST API overhead: search and single-entry writes through `membank api` vs in process.
+
+Usage: python bench/api.py [--entries 2000] [--calls 120] [--rounds 4] [--concurrency 4]
+                           [--max-seconds 240]
+
+One conversation bank (mode `balanced`, the offline MiniLM int8 embedder, no compaction
+trigger) gets `--entries` support-chat turns over 50 keys in one write. Then, interleaved in
+`--rounds` rounds of `--calls / --rounds` searches then as many writes, each call made on
+both sides one after the other, the side going first alternating (so load from other
+processes hits both sides alike, and neither search follows the other side's write):
+- in process: `search.search(ctx, bank, SearchQuery(text=..., k=10))` (hybrid) and
+  `entries.write(ctx, bank, [one EntryIn])` (its after-write hooks too, as the server's),
+  on a Context of this process with the server's defaults;
+- over HTTP: the same calls as `POST /memory_banks/{id}/search` and
+  `POST /memory_banks/{id}/entries`, from this process (the load generator, one keep-alive
+  httpx client) to `membank api` in a second process on 127.0.0.1, same storage folder.
+p50/p95 latency and calls/s per side (one call at a time), then the API's throughput with
+`--concurrency` clients at once. Bounded: `--calls` per side and operation, and every phase
+stops at `--max-seconds` in all. Target: API search p95 at most 1.5x in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import httpx
+
+from memory import banks, entries, search
+from memory.accounts import create_key
+from memory.context import Context
+from memory.models import BankCreate, EntryIn, SearchQuery
+from memory.store import LanceStore
+
+ACCOUNT = "bench"
+WORDS = (
+    "order",
+    "shipped",
+    "cracked",
+    "tank",
+    "refund",
+    "invoice",
+    "delivery",
+    "courier",
+    "address",
+    "warranty",
+    "replacement",
+    "battery",
+    "screen",
+    "charger",
+    "login",
+    "password",
+    "account",
+    "billing",
+    "upgrade",
+    "cancel",
+)
+QUERIES = [
+    "cracked tank replacement",
+    "refund for the invoice",
+    "courier lost the delivery",
+    "password reset login",
+    "cancel my subscription",
+    "battery warranty claim",
+]
+
+
+def _turn(i: int) -> EntryIn:
+    words = " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(12))
+    who = "Dana" if i % 2 else "Agent"
+    return EntryIn(key=f"customer-{i % 50}", speaker=who, content=f"turn {i}: {words}")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    total = sum(samples)
+    return {
+        "n": len(samples),
+        "p50_ms": 1000 * statistics.median(samples),
+        "p95_ms": 1000 * _pct(samples, 0.95),
+        "calls_per_s": len(samples) / total if total else 0.0,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _start_server(data: str, port: int) -> subprocess.Popen[bytes]:
+    membank = str(Path(sys.executable).with_name("membank"))
+    env = {**os.environ, "MEMBANK_URI": data}
+    return subprocess.Popen(
+        [membank, "api", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait_up(url: str, key: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit("membank api exited before serving")
+        try:
+            if httpx.get(f"{url}/memory_banks", headers={"X-API-Key": key}).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise SystemExit("membank api did not start in 180 s")
+
+
+def _concurrent(url: str, key: str, bank_id: str, calls: int, clients: int) -> float:
+    """Return searches per second with `clients` threads each sending calls/clients."""
+    per = max(calls // clients, 1)
+
+    def run(worker: int) -> None:
+        with httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=60) as http:
+            for i in range(per):
+                body = {"text": QUERIES[(worker + i) % len(QUERIES)], "k": 10}
+                http.post(f"/memory_banks/{bank_id}/search", json=body).raise_for_status()
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return per * clients / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=120)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--max-seconds", type=float, default=240.0)
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="membank-bench-api-")
+    data = str(Path(folder) / "db")
+    ctx = Context(store=LanceStore(data), account=ACCOUNT)  # the defaults, as the server
+    bank = banks.create(ctx, BankCreate(name="support", type="conversation", mode="balanced"))
+    entries.write(ctx, bank, [_turn(i) for i in range(args.entries)], run_hooks=False)
+    key = create_key(ctx, ACCOUNT).key
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = _start_server(data, port)
+    samples: dict[str, list[float]] = {
+        n: [] for n in ("search_local", "search_api", "write_local", "write_api")
+    }
+    try:
+        _wait_up(url, key, server)
+        http = httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=60)
+        search_path = f"/memory_banks/{bank.id}/search"
+        write_path = f"/memory_banks/{bank.id}/entries"
+        for i in range(6):  # warm up both sides: the embedder, the tables, the connection
+            search.search(ctx, bank, SearchQuery(text=QUERIES[i], k=10))
+            http.post(search_path, json={"text": QUERIES[i], "k": 10}).raise_for_status()
+        deadline = time.monotonic() + args.max_seconds
+        block = max(args.calls // args.rounds, 1)
+        written = args.entries
+        for _ in range(args.rounds):
+            # searches first (no write between them, so neither side reloads the other's new
+            # table version), then writes; within each, the side that goes first alternates
+            for i in range(block):
+                if time.monotonic() > deadline:
+                    break
+                text = QUERIES[i % len(QUERIES)]
+                for side in ("local", "api") if i % 2 else ("api", "local"):
+                    clock = time.perf_counter()
+                    if side == "local":
+                        search.search(ctx, bank, SearchQuery(text=text, k=10))
+                    else:
+                        http.post(search_path, json={"text": text, "k": 10}).raise_for_status()
+                    samples[f"search_{side}"].append(time.perf_counter() - clock)
+            for i in range(block):
+                if time.monotonic() > deadline:
+                    break
+                for side in ("local", "api") if i % 2 else ("api", "local"):
+                    item = _turn(written)
+                    written += 1
+                    clock = time.perf_counter()
+                    if side == "local":
+                        entries.write(ctx, bank, [item])
+                    else:
+                        body = item.model_dump(include={"key", "speaker", "content"})
+                        http.post(write_path, json=body).raise_for_status()
+                    samples[f"write_{side}"].append(time.perf_counter() - clock)
+        concurrent = _concurrent(url, key, bank.id, args.calls, args.concurrency)
+        http.close()
+    finally:
+        os.killpg(server.pid, signal.SIGINT)
+        server.wait(timeout=30)
+    result = {name: _summary(values) for name, values in samples.items()}
+    for name, figures in result.items():
+        print(
+            f"{name:13} n={figures['n']:4}  p50 {figures['p50_ms']:7.1f} ms  "
+            f"p95 {figures['p95_ms']:7.1f} ms  {figures['calls_per_s']:6.1f} calls/s"
+        )
+    ratio = result["search_api"]["p95_ms"] / result["search_local"]["p95_ms"]
+    write_ratio = result["write_api"]["p95_ms"] / result["write_local"]["p95_ms"]
+    print(f"API search with {args.concurrency} clients at once: {concurrent:.1f} searches/s")
+    print(f"search p95 API / in process: {ratio:.2f}x (target <= 1.5x)")
+    print(f"write p95 API / in process: {write_ratio:.2f}x")
+    print(
+        json.dumps(
+            {
+                **result,
+                "search_p95_ratio": ratio,
+                "write_p95_ratio": write_ratio,
+                "concurrent_searches_per_s": concurrent,
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
