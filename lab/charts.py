@@ -34,9 +34,11 @@ def histogram(bins: list[Bin], marks: Distribution, *, title: str, unit: str) ->
         .encode(
             x="value:Q",
             color=alt.Color(
-                "mark:N", scale=alt.Scale(domain=list(MARKS), range=COLORS), title=None
+                "mark:N",
+                scale=alt.Scale(domain=list(MARKS), range=COLORS),
+                legend=alt.Legend(orient="bottom", title=None),
             ),
             tooltip=["mark:N", alt.Tooltip("value:Q", format=",.2f")],
         )
     )
-    return alt.layer(bars, rules).properties(title=title, height=220)
+    return alt.layer(bars, rules).properties(title=title, height=240)

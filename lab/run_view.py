@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import polars as pl
 import streamlit as st
 
 if TYPE_CHECKING:
@@ -21,9 +22,9 @@ def plain(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text).replace("\n", "  \n")
 
 
-def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320) -> None:
+def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320, key: str) -> None:
     """Show entries one per line, `speaker (role): text`, in a scrolling box."""
-    box = st.container(height=height, border=True)
+    box = st.container(height=height, border=True, key=key)
     if not drafts:
         box.caption("(none)")
     for draft in drafts:
@@ -41,15 +42,15 @@ def show_run(run: TestRun, *, title: str | None = None) -> None:
     left, middle, right = st.columns(3)
     with left:
         st.markdown(f"**Original entries** ({len(run.original)})")
-        entries_list(run.original)
+        entries_list(run.original, key=f"original_{run.id}")
     with middle:
         st.markdown("**Summary**")
         st.caption(run.summarizer)
-        box = st.container(height=320, border=True)
+        box = st.container(height=320, border=True, key=f"summary_{run.id}")
         box.markdown(plain(run.summary))
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
-        entries_list(run.surviving)
+        entries_list(run.surviving, key=f"surviving_{run.id}")
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
@@ -68,13 +69,13 @@ def show_evaluation(evaluation: Evaluation) -> None:
     for criterion in evaluation.criteria:
         row = {
             "criterion": criterion.name,
-            "score": round(criterion.score, 2),
+            "score": f"{criterion.score:.2f}",
             "reason": criterion.error or criterion.reason,
         }
         if evaluation.runs > 1:
-            row["spread"] = round(criterion.spread, 2)
+            row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
-    st.dataframe(rows, hide_index=True, use_container_width=True)
+    st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
     for flag in evaluation.flags:
         st.warning(flag)
 
@@ -96,13 +97,14 @@ def show_fact_diff(diff: FactDiff) -> None:
 def show_pair(runs: Sequence[TestRun]) -> None:
     """Show two runs of the same entries side by side: summary and scores of each prompt."""
     st.markdown(f"**Original entries** ({len(runs[0].original)})")
-    entries_list(runs[0].original, height=220)
+    entries_list(runs[0].original, height=220, key=f"original_{runs[0].id}")
     for column, run, name in zip(st.columns(2), runs, ("Prompt A", "Prompt B"), strict=True):
         with column:
             st.subheader(f"{name}: {run.evaluation.overall:.2f}")
             st.caption(f"prompt: {run.prompt}")
             st.caption(run.summarizer)
-            st.container(height=220, border=True).markdown(plain(run.summary))
+            box = st.container(height=220, border=True, key=f"summary_{run.id}")
+            box.markdown(plain(run.summary))
             show_evaluation(run.evaluation)
             if run.fact_diff is not None:
                 show_fact_diff(run.fact_diff)

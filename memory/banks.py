@@ -282,6 +282,7 @@ def delete(ctx: Context, ref: str) -> Bank:
     """Delete a bank, its entries and their files; returns the deleted bank."""
     bank = get(ctx, ref)
     ctx.store.drop_entries_table(bank.id)
+    ctx.store.delete_lab_runs(ctx.account, bank.id)  # test runs hold copies of its entries
     ctx.store.delete_bank_record(ctx.account, bank.id)
     return bank
 
@@ -290,6 +291,7 @@ def reset_source(ctx: Context, ref: str) -> Bank:
     """Remove every entry and the bank's storage; the next write provisions it again."""
     bank = get(ctx, ref)
     ctx.store.drop_entries_table(bank.id)
+    ctx.store.delete_lab_runs(ctx.account, bank.id)  # test runs hold copies of its entries
     reset = bank.model_copy(
         update={"summary_count": 0, "last_compaction_at": None, "updated_at": ctx.clock.now()}
     )

@@ -23,6 +23,14 @@ class ProviderError(MembankError):
     """An LLM or embedding provider failed (error, timeout, unusable output)."""
 
 
+class FormatRejected(ProviderError):
+    """The provider refused the response format asked for (e.g. no `json_schema` support)."""
+
+
+class InvalidModelOutput(ProviderError):
+    """The model answered, but not in the form asked for (e.g. invalid JSON)."""
+
+
 class ModelRequestsBlocked(ProviderError):
     """A real model call was attempted while model requests are blocked (tests)."""
 

@@ -183,7 +183,15 @@ class Store(Protocol):
         ...
 
     def put_lab_run(
-        self, account: str, run_id: str, bank_id: str | None, created_at: datetime, body: str
+        self,
+        account: str,
+        run_id: str,
+        bank_id: str | None,
+        created_at: datetime,
+        body: str,
+        *,
+        entry_ids: Sequence[str] = (),
+        oldest: datetime | None = None,
     ) -> None:
         """Insert or replace a saved compaction test run (`memory.store.lab_runs`)."""
         ...
@@ -192,6 +200,14 @@ class Store(Protocol):
         """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
         ...
 
-    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> None:
-        """Delete the account's saved test runs (of one bank) for good."""
+    def delete_lab_runs(
+        self,
+        account: str,
+        bank_id: str | None = None,
+        *,
+        entry_id: str | None = None,
+        before: datetime | None = None,
+    ) -> int:
+        """Delete the account's saved test runs (of one bank, holding one entry, or an entry
+        older than `before`) for good; returns how many."""
         ...

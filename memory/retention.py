@@ -89,6 +89,8 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     expired = plan.predicate()
     if expired is None:
         return result
+    if plan.cutoff is not None:  # saved test runs hold copies of entries: expire them too
+        ctx.store.delete_lab_runs(bank.account, bank.id, before=plan.cutoff)
     if not provisioned:  # no entries table: nothing was ever written
         return result.model_copy(update={"status": "nothing_expired"})
     count = ctx.store.count(bank.id, filters.conjoin("chunk_index = 0", expired))

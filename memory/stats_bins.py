@@ -48,7 +48,8 @@ def bin_values(values: pl.Series, *, bins: int = DEFAULT_BINS, whole: bool = Fal
         values: the numbers to count.
         bins: how many bins at most.
         whole: the values are whole numbers: when their range is narrower than `bins`,
-            use one bin per number, so no bar mixes two values and none is empty by rounding.
+            use one bin per number, centred on it ([n - 0.5, n + 0.5)), so no bar mixes two
+            values and a mark at n falls in the middle of n's bar.
 
     Raises:
         InvalidInput: bins is less than 1.
@@ -60,17 +61,23 @@ def bin_values(values: pl.Series, *, bins: int = DEFAULT_BINS, whole: bool = Fal
         return []
     low, high = float(clean.min()), float(clean.max())  # type: ignore[arg-type]
     if whole and high - low + 1 <= bins:
-        width, count = 1.0, int(high - low) + 1
-    elif low == high:
+        count = int(high - low) + 1
+        tally = _tally((clean - low).round())
+        return [
+            Bin(start=low + i - 0.5, end=low + i + 0.5, count=tally.get(i, 0)) for i in range(count)
+        ]
+    if low == high:
         return [Bin(start=low, end=high, count=clean.len())]
-    else:
-        width, count = (high - low) / bins, bins
-    index = ((clean - low) / width).floor().clip(0, count - 1).cast(pl.Int64)
-    tally = dict(index.value_counts().iter_rows())
-    edges = [low + i * width for i in range(count + 1)]
-    if not whole:
-        edges[-1] = high
-    return [Bin(start=edges[i], end=edges[i + 1], count=tally.get(i, 0)) for i in range(count)]
+    width = (high - low) / bins
+    tally = _tally(((clean - low) / width).floor().clip(0, bins - 1))
+    edges = [low + i * width for i in range(bins)] + [high]
+    return [Bin(start=edges[i], end=edges[i + 1], count=tally.get(i, 0)) for i in range(bins)]
+
+
+def _tally(index: pl.Series) -> dict[int, int]:
+    """Return how many times each bin number occurs in `index`."""
+    counted = index.cast(pl.Int64).value_counts()
+    return {int(i): int(n) for i, n in counted.iter_rows()}
 
 
 def histograms(

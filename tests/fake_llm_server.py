@@ -27,6 +27,9 @@ class Script:
     hold: threading.Event | None = None
     """When set, completions wait for this event before answering (a server that hangs)."""
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    """OpenAI assistant messages (e.g. with `tool_calls`) answered first, one per chat
+    completion, before `reply`."""
 
     def paths(self) -> list[str]:
         """Return the request paths in order."""
@@ -76,13 +79,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/api/chat":
             message = {"role": "assistant", "content": reply}
             return {"model": body["model"], "message": message, "done": True}
-        message = {"role": "assistant", "content": reply}
+        message = self.script.turns.pop(0) if self.script.turns else {"content": reply}
+        message = {"role": "assistant", **message}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", ""),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 

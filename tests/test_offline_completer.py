@@ -58,8 +58,8 @@ def test_unknown_offline_model_and_no_messages_are_invalid_input() -> None:
 
 
 def test_offline_output_is_labelled() -> None:
-    assert describe("membank/extractive") == "extractive (offline, no LLM)"
-    assert ExtractiveCompleter().label == "extractive (offline, no LLM)"
+    assert describe("membank/extractive") == "extractive summarizer (offline)"
+    assert ExtractiveCompleter().label == "extractive summarizer (offline)"
     assert is_offline("membank/extractive") and not is_offline("openai/gpt-4o-mini")
     assert "LLM via litellm" in describe("openai/gpt-4o-mini")
 

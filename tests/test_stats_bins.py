@@ -23,12 +23,12 @@ def test_equal_width_bins_cover_min_to_max_and_count_every_value() -> None:
     assert [b.count for b in found] == [2, 1, 0, 2]  # 10.0, the maximum, is in the last bin
 
 
-def test_whole_numbers_in_a_narrow_range_get_one_bin_each() -> None:
+def test_whole_numbers_in_a_narrow_range_get_one_bin_each_centred_on_it() -> None:
     found = bin_values(pl.Series([3, 3, 5, None]), bins=20, whole=True)
     assert found == [
-        Bin(start=3, end=4, count=2),
-        Bin(start=4, end=5, count=0),
-        Bin(start=5, end=6, count=1),
+        Bin(start=2.5, end=3.5, count=2),
+        Bin(start=3.5, end=4.5, count=0),
+        Bin(start=4.5, end=5.5, count=1),
     ]
 
 

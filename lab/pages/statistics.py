@@ -14,6 +14,11 @@ from memory.stats_bins import histograms
 FRAMES = {"Last 7 days": 7, "Last 30 days": 30, "Last 90 days": 90, "Last 365 days": 365}
 CUSTOM = "Custom range"
 
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 st.title("Statistics")
 ctx = ui.context()
 bank = ui.pick_bank(ctx)
@@ -39,26 +44,19 @@ with ui.reported():
     found = stats.compute(ctx, bank, since=since, until=until)
     bins = histograms(ctx, bank, since=since, until=until)
     group = "conversations" if bank.type == "conversation" else "groups"
-    cards = st.columns(5 if found.unique_speakers is not None else 4)
-    cards[0].metric("Total entries", f"{found.total_entries:,}")
-    cards[1].metric(f"Unique {group}", f"{found.unique_keys:,}")
-    rest = cards[2:]
-    if found.unique_speakers is not None:
-        cards[2].metric("Unique speakers", f"{found.unique_speakers:,}")
-        rest = cards[3:]
     first, last = found.first_entry_at, found.last_entry_at
-    rest[0].metric(
-        "Date range", f"{first:%Y-%m-%d} to {last:%Y-%m-%d}" if first and last else "no entries"
+    top = st.columns(3)
+    top[0].metric("Total entries", f"{found.total_entries:,}")
+    top[1].metric(f"Unique {group}", f"{found.unique_keys:,}")
+    if found.unique_speakers is not None:
+        top[2].metric("Unique speakers", f"{found.unique_speakers:,}")
+    second = st.columns([2, 1])
+    second[0].metric(
+        "Date range",
+        f"{first:%b %d} - {last:%b %d, %Y}" if first and last else "no entries",
+        help=f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else None,
     )
-    rest[1].metric(
-        "Compaction summaries",
-        f"{found.summary_count:,}",
-        help=(
-            f"last compaction {found.last_compaction_at:%Y-%m-%d %H:%M} UTC"
-            if found.last_compaction_at
-            else "no compaction yet"
-        ),
-    )
+    second[1].metric("Compaction summaries", f"{found.summary_count:,}")
     if found.last_compaction_at:
         st.caption(f"Last compaction: {found.last_compaction_at:%Y-%m-%d %H:%M} UTC")
     st.caption(
@@ -69,7 +67,7 @@ with ui.reported():
 
     charts = [
         ("Tokens per entry", bins.token_count, found.token_count, "tokens"),
-        ("Entry age", bins.entry_age_days, found.entry_age_days, "age (days)"),
+        ("Entry age", bins.entry_age_days, found.entry_age_days, "days"),
         (f"Entries per {group[:-1]}", bins.entries_per_key, found.entries_per_key, "entries"),
     ]
     columns = st.columns(3)
@@ -81,8 +79,11 @@ with ui.reported():
                 st.caption(f"{title}: no entries in the time frame")
     st.dataframe(
         [
-            {"distribution": title, **{m: getattr(d, m) for m in ("avg", "p95", "min", "max")}}
-            for title, _, d, _ in charts
+            {
+                "distribution": f"{title} ({unit})",
+                **{m: _rounded(getattr(d, m)) for m in ("avg", "p95", "min", "max")},
+            }
+            for title, _, d, unit in charts
         ],
         hide_index=True,
     )

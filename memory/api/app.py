@@ -27,7 +27,7 @@ from memory.accounts import KeyStore
 from memory.api import errors
 from memory.api.jobs import Jobs
 from memory.api.middleware import Guard
-from memory.api.routes import banks, entries, exports, jobs, work
+from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.state import ApiLimits, ApiState
 from memory.context import Context
 
@@ -109,7 +109,17 @@ def create_app(
     )
     app.state.membank = state
     errors.install(app)
-    for router in (banks.router, entries.router, work.router, exports.router, jobs.router):
+    routers = (
+        work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
+        banks.router,
+        entries.router,
+        work.router,
+        assistant.router,
+        layers.router,
+        exports.router,
+        jobs.router,
+    )
+    for router in routers:
         app.include_router(router)
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -152,9 +153,15 @@ def install(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         if exc.status_code == 404 and message == "Not Found":
             message = f"no such endpoint: {request.method} {request.url.path} (see /docs)"
+        headers = dict(exc.headers or {})
         if exc.status_code == 405:
-            message = f"{request.method} is not allowed on {request.url.path} (see /docs)"
-        return error_json(exc.status_code, code, message, headers=dict(exc.headers or {}))
+            allowed = allowed_methods(app, request.url.path)
+            headers["Allow"] = ", ".join(allowed)
+            message = (
+                f"{request.method} is not allowed on {request.url.path}: use "
+                f"{' or '.join(allowed)} (see /docs)"
+            )
+        return error_json(exc.status_code, code, message, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -165,6 +172,15 @@ def install(app: FastAPI) -> None:
             f"the server failed on this request (request id {_rid(request)}); nothing "
             "more is shown here",
         )
+
+
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """Return every method some route of `app` serves at `path` (for a 405's Allow)."""
+    found: set[str] = set()
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.path_regex.match(path):
+            found.update(route.methods or ())
+    return sorted(found)
 
 
 def _rid(request: Request) -> str:

@@ -16,6 +16,7 @@ from memory.api.errors import ErrorBody
 from memory.api.jobs import JobRecord, JobStatus
 from memory.config import Template
 from memory.export.records import ExportFilters, ExportFormat
+from memory.lab import PastedSource, SyntheticSource
 
 T = TypeVar("T")
 MAX_PAGE = 1000
@@ -98,8 +99,40 @@ class CompactRequest(Request):
 class TestCompactionRequest(Request):
     """A compaction prompt to try on the bank's entries; the bank never changes."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     compaction_prompt: str
-    key: str | None = Field(default=None, description="the partition to try it on")
+    key: str | None = Field(default=None, description="the partition (default: the largest)")
+    max_tokens: int | None = Field(default=None, description="threshold (default: the bank's)")
+    max_turns: int | None = Field(default=None, description="threshold (default: the bank's)")
+
+
+class PastedInput(PastedSource):
+    """Entries pasted as JSON lines or `speaker: text` lines."""
+
+    kind: Literal["pasted"]
+
+
+class SyntheticInput(SyntheticSource):
+    """Entries generated from a description, with planted facts (seeded, reproducible)."""
+
+    kind: Literal["synthetic"]
+
+
+class DraftTestRequest(Request):
+    """A compaction prompt to try on pasted or synthetic entries (no bank needed)."""
+
+    compaction_prompt: str
+    source: PastedInput | SyntheticInput = Field(discriminator="kind")
+    """`kind` says which: `pasted` (with `text`) or `synthetic` (with `description`)."""
+    max_tokens: int | None = None
+    max_turns: int | None = None
+
+    def lab_source(self) -> PastedSource | SyntheticSource:
+        """Return the source as the lab takes it."""
+        if isinstance(self.source, PastedInput):
+            return PastedSource(**self.source.model_dump())
+        return SyntheticSource(**self.source.model_dump())
 
 
 class Job(BaseModel):

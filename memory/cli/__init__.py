@@ -18,10 +18,14 @@ from pydantic import ValidationError
 
 from memory.cli import (
     agents_cmd,
+    api_cmd,
     banks_cmd,
+    chat_cmd,
     compaction_cmd,
     data_cmd,
     entries_cmd,
+    judge_cmd,
+    lab_cmd,
     maintain_cmd,
     mcp_cmd,
     memory_cmd,
@@ -44,7 +48,11 @@ MODULES: list[CommandModule] = [
     maintain_cmd,
     memory_cmd,
     mcp_cmd,
+    judge_cmd,
+    lab_cmd,
+    chat_cmd,
     agents_cmd,
+    api_cmd,
 ]
 """The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -49,8 +50,12 @@ def _mcp(args: argparse.Namespace) -> int:
         )
     ctx = context(args)
     if args.http:
-        from memory.api.mcp.http import serve_http
+        from memory.api.mcp.http import MCP_PATH, serve_http
 
+        sys.stderr.write(
+            f"membank: MCP on http://{args.host}:{args.port}{MCP_PATH} (API key required), "
+            f"storage {ctx.store.uri}; Ctrl-C stops it\n"
+        )
         serve_http(ctx, host=args.host, port=args.port)
         return 0
     from memory.api.mcp.stdio import run_stdio

@@ -33,7 +33,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     recall = sub.add_parser("recall", parents=[common], help="a user's memories closest to QUERY")
     _who(recall)
     recall.add_argument("query", metavar="QUERY", help="what to look for; `-` reads stdin")
-    recall.add_argument("-k", type=positive, default=10, help="how many, 1-100 (default 10)")
+    recall.add_argument("-k", type=positive, default=10, help="how many, 1-1000 (default 10)")
     recall.set_defaults(handler=_recall)
 
     listing = sub.add_parser("list", parents=[common], help="every memory of a user")

@@ -34,6 +34,7 @@ def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
         ) from exc
     try:
         purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
+        ctx.store.delete_lab_runs(bank.account, bank.id, entry_id=entry_id)  # copies in tests
     finally:
         if entry.kind == "summary":  # the count comes from the data, whatever happened
             purge.record_summary_count(ctx, bank)

@@ -28,16 +28,21 @@ from memory.ports import Embedder, Vectors
 class HeuristicTuning:
     """Similarity and penalty settings of the heuristic judge."""
 
-    low: float = 0.3
+    low: float = 0.4
     """Cosine similarity at or under which a sentence counts as not matched at all."""
-    high: float = 0.7
+    high: float = 0.8
     """Cosine similarity at or over which a sentence counts as fully matched."""
     match_window: int = 3
     """How many best-matching source sentences a summary sentence's facts are looked up in."""
-    invented_penalty: float = 0.5
-    """Share of a summary sentence's support lost per invented number, name or date."""
-    misplaced_penalty: float = 0.25
-    """Share lost per fact that is in the source but not where the sentence matches."""
+    placed_similarity: float = 0.8
+    """Source sentences at least this close to a summary sentence also count as where it
+    matches (besides the `match_window` best), when its facts are looked up."""
+    attribution_margin: float = 0.1
+    """How much closer another speaker's sentence must be for a sentence to be misattributed."""
+    invented_penalty: float = 0.1
+    """Faithfulness lost per invented number, name or date (the source does not hold it)."""
+    misplaced_penalty: float = 0.05
+    """Faithfulness lost per fact the source holds only away from where the sentence matches."""
     repeat_similarity: float = 0.92
     """Similarity at which a summary sentence repeats an earlier one."""
 
@@ -205,25 +210,29 @@ def _faithfulness(case: _Case, tune: HeuristicTuning) -> tuple[RunScore, list[st
         supported += support >= 0.5
         invented, misplaced = _unsupported_facts(case, unit, sims, tune)
         flags += invented + misplaced
-        penalty = tune.invented_penalty * len(invented) + tune.misplaced_penalty * len(misplaced)
         size = max(len(t.words(unit.text)), 1)
         total += size
-        weighted += size * support * max(0.0, 1.0 - penalty)
-    score = weighted / total
+        weighted += size * support
+    flags = list(dict.fromkeys(flags))
+    invented = [flag for flag in flags if flag.startswith("invented")]
+    misplaced = [flag for flag in flags if not flag.startswith("invented")]
+    penalty = tune.invented_penalty * len(invented) + tune.misplaced_penalty * len(misplaced)
+    score = weighted / total * max(0.0, 1.0 - penalty)
     reason = (
         f"{supported} of {len(case.summary)} summary sentences match a source sentence "
         "(embedding similarity)"
     )
-    invented = [flag for flag in flags if flag.startswith("invented")]
-    misplaced = [flag for flag in flags if not flag.startswith("invented")]
     reason += (
-        f"; {len(invented)} invented names, numbers or dates"
+        f"; {len(invented)} invented names, numbers or dates (-{tune.invented_penalty:.2f} each)"
         if invented
-        else ("; no invented names, numbers or dates")
+        else "; no invented names, numbers or dates"
     )
     if misplaced:
-        reason += f"; {len(misplaced)} facts not found where the sentence matches the source"
-    return RunScore(name="faithfulness", score=score, reason=reason), list(dict.fromkeys(flags))
+        reason += (
+            f"; {len(misplaced)} facts not found where the sentence matches the source "
+            f"(-{tune.misplaced_penalty:.2f} each)"
+        )
+    return RunScore(name="faithfulness", score=score, reason=reason), flags
 
 
 def _unsupported_facts(
@@ -232,7 +241,7 @@ def _unsupported_facts(
     """Return flags for the unit's facts missing from the source, and for those the source
     holds only away from the sentences the unit matches best."""
     nearest = list(np.argsort(-sims, kind="stable")[: tune.match_window]) if sims.size else []
-    close = np.flatnonzero(sims >= (tune.low + tune.high) / 2)
+    close = np.flatnonzero(sims >= tune.placed_similarity)
     matched = [case.source[int(j)] for j in dict.fromkeys([*nearest, *close])]
     near_text = [case.lines[s.line].text for s in matched]
     near_vocab = t.vocabulary(near_text + [s.speaker or "" for s in matched])
@@ -262,9 +271,22 @@ def _unsupported_facts(
                 f"misplaced date: {day.capitalize()} (in the source, not where "
                 "this sentence matches it)"
             )
-    if unit.speaker and matched and all(s.speaker != unit.speaker for s in matched):
+    if _misattributed(case, unit, sims, tune):
         misplaced.append(f"misattributed: {unit.speaker} did not say {unit.text[:40]!r}")
     return invented, misplaced
+
+
+def _misattributed(case: _Case, unit: _Sentence, sims: Vectors, tune: HeuristicTuning) -> bool:
+    """Return whether the unit's speaker is wrong: its closest source sentence (a close
+    match, halfway from `low` to `high` or closer) is another speaker's, clearly closer than
+    any of this speaker's sentences."""
+    if not unit.speaker or not sims.size or not t.content_words(unit.text):
+        return False
+    best = int(np.argmax(sims))
+    if sims[best] < (tune.low + tune.high) / 2 or case.source[best].speaker == unit.speaker:
+        return False
+    own = [float(sims[j]) for j, s in enumerate(case.source) if s.speaker == unit.speaker]
+    return max(own, default=0.0) < float(sims[best]) - tune.attribution_margin
 
 
 def _conciseness(case: _Case, summary: str, ratio: float, tune: HeuristicTuning) -> RunScore:

@@ -75,6 +75,7 @@ def preview(
         NotFound: an unknown bank.
     """
     check_options(prompt, runs, None, None)
+    judge_model = chosen_judge(ctx, judge_model)
     if isinstance(source, SyntheticSource) and not is_offline(ctx.settings.llm_model):
         check_source(source)
         count, tokens = source.count, source.count * ESTIMATED_TOKENS_PER_ENTRY
@@ -88,6 +89,12 @@ def preview(
         summarizer=summarizer_label(completer_for(ctx).model),
         judge=judge_label(judge_model),
     )
+
+
+def chosen_judge(ctx: Context, judge_model: str | None) -> str:
+    """Return the judge a test uses: the one given, else the settings' (MEMBANK_JUDGE_MODEL,
+    the offline heuristic judge by default)."""
+    return judge_model if judge_model is not None else ctx.settings.judge_model
 
 
 def judge_label(judge_model: str | None) -> str:
@@ -115,7 +122,8 @@ def run_test(
         prompt: The compaction prompt to test.
         max_tokens: Threshold to plan with (default: the bank's; none for pasted/synthetic).
         max_turns: Threshold to plan with (default: the bank's; none for pasted/synthetic).
-        judge_model: The judge (None: the settings' judge, offline heuristic by default).
+        judge_model: The judge (None: the settings' `judge_model`, MEMBANK_JUDGE_MODEL, by
+            default the offline heuristic judge).
         runs: How many times the judge scores the case (mean and spread per criterion).
         save: Save the run (listed by `list_runs`).
         progress: Called with a short message before each step.
@@ -161,6 +169,7 @@ def run_loaded(
 ) -> TestRun:
     """Run a test on entries already loaded (`compare` runs two prompts on the same ones)."""
     check_options(prompt, runs, max_tokens, max_turns)
+    judge_model = chosen_judge(ctx, judge_model)
     bank = _test_bank(loaded.bank, prompt, max_tokens, max_turns)
     covered, kept, budget = split(bank, loaded.entries)
     completer = completer_for(ctx)
@@ -189,7 +198,16 @@ def run_loaded(
     )
     if save:
         progress("saving the run")
-        ctx.store.put_lab_run(ctx.account, run.id, run.bank, run.created_at, run.model_dump_json())
+        copied = loaded.entries if loaded.stored else []
+        ctx.store.put_lab_run(
+            ctx.account,
+            run.id,
+            run.bank,
+            run.created_at,
+            run.model_dump_json(),
+            entry_ids=[e.id for e in copied],
+            oldest=min((e.created_at for e in copied), default=None),
+        )
     return run
 
 

@@ -32,9 +32,7 @@ def delete_runs(ctx: Context, *, bank: str | None = None) -> int:
         NotFound: an unknown bank.
     """
     bank_id = banks.get(ctx, bank).id if bank is not None else None
-    count = len(ctx.store.lab_run_bodies(ctx.account, bank_id))
-    ctx.store.delete_lab_runs(ctx.account, bank_id)
-    return count
+    return ctx.store.delete_lab_runs(ctx.account, bank_id)
 
 
 def compare(

@@ -48,8 +48,8 @@ LONG_TERM_BANK = "long-term-memory"
 BANK_MODE = "fast"
 """The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
 chunk and one vector."""
-MAX_RECALL = 100
-"""Most memories one recall returns."""
+MAX_RECALL = 1000
+"""Most memories one recall returns (the most an agent's `max_memories` may pre-load)."""
 USER_WIDE = "scope:user"
 """Stored tag of a user-wide memory (the visibility filter tests it)."""
 
@@ -65,9 +65,8 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
     Raises:
         InvalidInput: a bank of that name exists but is not a general bank.
     """
-    try:
-        bank = banks.get(ctx, LONG_TERM_BANK)
-    except NotFound:
+    bank = _named(ctx)
+    if bank is None:
         if not create:
             return None
         request = BankCreate(
@@ -87,6 +86,16 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
             "general one: rename that bank (`membank bank update ... --name NEW`)"
         )
     return bank
+
+
+def _named(ctx: Context) -> Bank | None:
+    """Return the bank of that name with one registry read (`banks.get` tries ids first)."""
+    rows = ctx.store.bank_rows(ctx.account, filters.equals("name", LONG_TERM_BANK))
+    if not rows:
+        return None
+    if "max_age_days" in rows[0]:  # a legacy record: let the bank service migrate it
+        return banks.get(ctx, rows[0]["id"])
+    return Bank.model_validate(rows[0])
 
 
 def remember(
@@ -246,7 +255,9 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
-        return []
+        return [
+            TableWipe(layer="long_term", table=LONG_TERM_BANK, rows_removed=0, version_after=None)
+        ]
     where = filters.equals("key", user)
     removed = ctx.store.count(bank.id, where)
     if removed:
@@ -256,7 +267,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     return [
         TableWipe(
             layer="long_term",
-            table=bank.id,
+            table=bank.name,
             rows_removed=removed,
             version_after=ctx.store.table_version(bank.id),
         )

@@ -79,7 +79,7 @@ class SessionSummary(BaseModel):
     """The conversations merged in, in merge order, each once."""
     covered_message_ids: list[str] = Field(default_factory=list)
     summarizer: str = ""
-    """What wrote the summary, e.g. `membank/extractive: extractive (offline, no LLM)`."""
+    """What wrote the summary, e.g. `membank/extractive: extractive summarizer (offline)`."""
     updated_at: datetime
 
 

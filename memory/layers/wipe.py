@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from memory.errors import StorageError
 from memory.layers import longterm, session, working
 from memory.layers.memories import check_user
 from memory.layers.receipt import Layer, TableWipe
+from memory.purge import PrunePending
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -58,11 +60,22 @@ def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> W
 
     Raises:
         InvalidInput: a blank, too long or multi-line user id.
-        PrunePending: rows are deleted but a prune is due; run the wipe again (or
-            `membank maintain --all`) to finish it.
+        PrunePending: a layer failed (e.g. its prune, on a full disk); every other layer
+            was wiped, and running the wipe again (or `membank maintain --all`) finishes it.
     """
     check_user(user)
-    tables = [line for wiper in wipers for line in wiper(ctx, user)]
+    tables: list[TableWipe] = []
+    failed: list[str] = []
+    for wiper in wipers:  # a layer that fails does not stop the others
+        try:
+            tables += wiper(ctx, user)
+        except StorageError as exc:
+            failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
+    if failed:
+        raise PrunePending(
+            f"the wipe of user {user!r} did not finish in every layer ({'; '.join(failed)}): "
+            "run it again, or `membank maintain --all`, to finish it"
+        )
     counts: dict[Layer, int] = {}
     for line in tables:
         counts[line.layer] = counts.get(line.layer, 0) + line.rows_removed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 OFFLINE_PREFIX = "membank/"
 DEFAULT_COMPLETION_MODEL = "membank/extractive"
-OFFLINE_MODELS = {DEFAULT_COMPLETION_MODEL: "extractive (offline, no LLM)"}
+OFFLINE_MODELS = {DEFAULT_COMPLETION_MODEL: "extractive summarizer (offline)"}
 """Offline completion models and the label shown wherever their output appears."""
 
 
@@ -14,7 +14,7 @@ def is_offline(model: str) -> bool:
 
 
 def describe(model: str) -> str:
-    """Return a label for outputs of `model`, e.g. "extractive (offline, no LLM)"."""
+    """Return a label for outputs of `model`, e.g. "extractive summarizer (offline)"."""
     if model in OFFLINE_MODELS:
         return OFFLINE_MODELS[model]
     if is_offline(model):

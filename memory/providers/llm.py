@@ -16,9 +16,12 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
+from pydantic import BaseModel
+
+from memory.errors import FormatRejected, InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
 from memory.providers.labels import OFFLINE_PREFIX, describe, is_offline
+from memory.providers.toolchat import ChatMessage, ToolCall
 
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
 RETRY_WAIT_SECONDS = 0.5
@@ -58,6 +61,13 @@ def _litellm() -> ModuleType:
 
     litellm.suppress_debug_info = True  # else it prints help banners on stdout on errors
     return litellm
+
+
+class Reply(BaseModel):
+    """A model's reply text and the tokens the request spent (prompt and completion)."""
+
+    text: str
+    tokens: int
 
 
 class LiteLLMCompleter:
@@ -113,6 +123,24 @@ class LiteLLMCompleter:
             ModelRequestsBlocked: If the model is real and model requests are blocked.
             ProviderError: On any provider error, timeout, or empty or non-text output.
         """
+        return self.reply(messages).text
+
+    def reply(
+        self, messages: Sequence[Message], *, response_format: Mapping[str, Any] | None = None
+    ) -> Reply:
+        """Return the model's reply to messages (stripped) and the tokens it spent.
+
+        Args:
+            messages: The chat to send.
+            response_format: OpenAI-style `response_format` (`{"type": "json_object"}`,
+                `{"type": "json_schema", ...}`), or None for free text.
+
+        Raises:
+            ModelRequestsBlocked: If the model is real and model requests are blocked.
+            FormatRejected: The provider refused `response_format` (a bad request while one
+                was given): ask again with another format.
+            ProviderError: On any other provider error, timeout, or empty or non-text output.
+        """
         if not messages:
             raise InvalidInput("no messages to send to the model")
         _guard(self.model)
@@ -132,11 +160,20 @@ class LiteLLMCompleter:
         if self.api_base is not None:
             params["api_base"] = self.api_base
         params.update(self.extra)
+        if response_format is not None:
+            params["response_format"] = dict(response_format)
         try:
             response = _with_retries(litellm, litellm.completion, params, self.retries)
         except Exception as exc:  # provider SDKs raise many types; all become ProviderError
+            if response_format is not None and _refused_request(litellm, exc):
+                kind = response_format.get("type")
+                raise FormatRejected(
+                    f"model {self.model!r} refused response_format {kind}: {_cause(exc)}"
+                ) from exc
             raise self._provider_error(litellm, exc) from exc
-        return _reply_text(self.model, response)
+        usage = getattr(response, "usage", None)
+        tokens = getattr(usage, "total_tokens", 0) if usage is not None else 0
+        return Reply(text=_reply_text(self.model, response), tokens=int(tokens or 0))
 
     def _provider_error(self, litellm: ModuleType, exc: Exception) -> ProviderError:
         if isinstance(exc, litellm.Timeout):
@@ -156,6 +193,16 @@ def _with_retries(litellm: ModuleType, call: Any, params: dict[str, Any], retrie
                 raise
         time.sleep(min(RETRY_WAIT_SECONDS * 2**attempt, MAX_RETRY_WAIT_SECONDS))
     return call(**params)
+
+
+def _refused_request(litellm: ModuleType, exc: Exception) -> bool:
+    """Return whether the provider refused the request as such (400, 422, unsupported param)."""
+    refused = (
+        litellm.BadRequestError,
+        litellm.UnprocessableEntityError,
+        litellm.UnsupportedParamsError,
+    )
+    return isinstance(exc, refused)
 
 
 def _transient(litellm: ModuleType, exc: Exception) -> bool:
@@ -240,3 +287,46 @@ def _vectors(model: str, data: Any, expected: int) -> list[list[float]]:
 def _field(item: Any, name: str) -> Any:
     """Return item[name] for a dict or item.name for an object."""
     return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def complete_with_tools(
+    model: str,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    timeout: float = 60,
+    retries: int = 2,
+) -> ChatMessage:
+    """Return the model's next assistant message, which may call some of `tools`.
+
+    Raises:
+        ModelRequestsBlocked: If the model is real and model requests are blocked.
+        ProviderError: On any provider error or timeout, or a reply with neither text nor
+            tool calls.
+    """
+    _guard(model)
+    litellm = _litellm()
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": [message.wire() for message in messages],
+        "tools": list(tools),
+        "timeout": timeout,
+        "num_retries": 0,
+        "temperature": 0.0,
+        "drop_params": True,
+    }
+    try:
+        response = _with_retries(litellm, litellm.completion, params, retries)
+    except Exception as exc:  # provider SDKs raise many types; all become ProviderError
+        raise ProviderError(f"model {model!r} failed: {_cause(exc)}") from exc
+    choices = getattr(response, "choices", None)
+    message = getattr(choices[0], "message", None) if choices else None
+    calls = [
+        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+        for call in getattr(message, "tool_calls", None) or []
+    ]
+    content = getattr(message, "content", None)
+    text = content.strip() if isinstance(content, str) and content.strip() else None
+    if text is None and not calls:
+        raise ProviderError(f"model {model!r} returned neither text nor tool calls")
+    return ChatMessage(role="assistant", content=text, tool_calls=calls)

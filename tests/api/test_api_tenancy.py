@@ -10,6 +10,7 @@ from conftest import Api
 
 from memory import banks, entries
 from memory.accounts import revoke_key
+from memory.layers import longterm
 from memory.models import Entry
 
 MISSING = "0" * 32
@@ -128,3 +129,38 @@ def test_a_revoked_key_is_401_at_once(api: Api) -> None:
     assert "revoked" in response.json()["error"]["message"]
     with api.as_beta() as http:
         assert http.get("/memory_banks").status_code == 200
+
+
+def test_account_b_cannot_reach_account_a_users_memories(api: Api) -> None:
+    with api.as_acme() as http:
+        memory = http.post("/users/u1/memories", json={"content": "the vault code is 4411"}).json()
+        bank = http.post("/memory_banks", json={"name": "secret", "type": "general"}).json()["id"]
+        proposal = http.post(
+            "/memory_banks/generate_memory_bank_config", json={"description": "facts"}
+        ).json()
+    ctx = api.ctx("acme")
+    before = (longterm.memories(ctx, user="u1"), banks.get(ctx, bank))
+    with api.as_beta() as http:
+        recalled = http.post("/users/u1/memories/recall", json={"query": "vault code"}).json()
+        listed = http.get("/users/u1/memories").json()
+        forget = http.delete(f"/users/u1/memories/{memory['id']}")
+        wiped = http.delete("/users/u1").json()
+        ended = http.post(
+            "/users/u1/conversations/end", json={"agent": "a", "conversation": "c"}
+        ).json()
+        config = http.post(
+            f"/memory_banks/{bank}/generate_memory_bank_config", json={"description": "facts"}
+        )
+        accept = http.post(
+            f"/memory_banks/{bank}/generate_memory_bank_config/accept",
+            json={"proposal": proposal},
+        )
+        poll = http.get(ended["status_url"])
+    assert recalled["data"] == [] and listed["data"] == []
+    assert forget.status_code == 404
+    assert sum(t["rows_removed"] for t in wiped["tables"]) == 0
+    assert config.status_code == accept.status_code == 404
+    assert poll.status_code == 200  # beta's own job
+    with api.as_acme() as http:
+        assert http.get(ended["status_url"]).status_code == 404  # ...and only beta's
+    assert (longterm.memories(ctx, user="u1"), banks.get(ctx, bank)) == before

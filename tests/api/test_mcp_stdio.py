@@ -17,7 +17,7 @@ from memory.context import open_context
 MEMBANK = str(Path(sys.executable).with_name("membank"))
 
 
-def test_a_client_over_stdio_lists_creates_writes_searches_and_compacts(tmp_path: Path) -> None:
+def test_a_client_over_stdio_creates_writes_searches_recalls_and_compacts(tmp_path: Path) -> None:
     data = str(tmp_path / "db")
     params = StdioServerParameters(
         command=MEMBANK,
@@ -51,7 +51,12 @@ def test_a_client_over_stdio_lists_creates_writes_searches_and_compacts(tmp_path
                     content=text,
                 )
             seen["hits"] = await tool(
-                "search_memory_bank", memory_bank_id=bank["id"], query="broken water tank", k=1
+                "search_memory_bank", memory_bank_id=bank["id"], text="broken water tank", k=1
+            )
+            for fact in ["Dana prefers e-mail over phone calls.", "Dana's dog is named Rex."]:
+                await tool("memory_remember", user="dana", content=fact, type="preference")
+            seen["recalled"] = await tool(
+                "memory_recall", user="dana", query="how should we contact her?", k=1
             )
             await tool("update_memory_bank", memory_bank_id=bank["id"], max_turns=2)
             seen["compacted"] = await tool("compact_memory_bank_now", memory_bank_id=bank["id"])
@@ -64,7 +69,12 @@ def test_a_client_over_stdio_lists_creates_writes_searches_and_compacts(tmp_path
     assert {"create_memory_bank", "search_memory_bank", "compact_memory_bank_now"} <= set(
         seen["tools"]
     )
-    assert [h["entry"]["content"] for h in seen["hits"]] == ["My order #88213 has a cracked tank."]
+    assert [h["entry"]["content"] for h in seen["hits"]["data"]] == [
+        "My order #88213 has a cracked tank."
+    ]
+    assert [m["memory"]["content"] for m in seen["recalled"]["data"]] == [
+        "Dana prefers e-mail over phone calls."
+    ]
     assert [(r["key"], r["status"]) for r in seen["compacted"]] == [("customer-1", "compacted")]
     assert "x: Extra inputs are not permitted" in seen["bad"]
 

@@ -151,7 +151,7 @@ def test_wiping_one_user_removes_exactly_that_users_memories(
 
     receipt = wipe.wipe_user(ctx, gone)
 
-    assert receipt.counts == {"long_term": 2}
+    assert receipt.counts["long_term"] == 2
     left = [m for m in saved if m.user != gone]
     _check_reads(ctx, left, [(u, a) for u in users for a in (None, "agent-1", "agent-2")])
 

@@ -238,7 +238,7 @@ def test_preload_with_no_room_or_no_message_is_empty(ctx: Context, caps: dict[st
 
 
 @pytest.mark.parametrize(
-    "caps", [{"max_memories": -1}, {"max_memories": 101}, {"token_budget": -1}]
+    "caps", [{"max_memories": -1}, {"max_memories": 1001}, {"token_budget": -1}]
 )
 def test_preload_refuses_caps_out_of_range(ctx: Context, caps: dict[str, int]) -> None:
     with pytest.raises(InvalidInput):

@@ -9,11 +9,12 @@ import polars as pl
 import pytest
 from lance_files import btree_keys, data_values
 
-from memory import entries, export, search, stats
+from memory import banks, entries, export, search, stats
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.layers import longterm, wipe
-from memory.models import SearchQuery
+from memory.layers import longterm, session, wipe, working
+from memory.layers.turns import Turn
+from memory.models import Bank, Entry, SearchQuery
 from memory.purge import PrunePending
 from memory.store.lance import entries_table_name
 from memory.testing import failing_after
@@ -23,86 +24,115 @@ GONE_TEXT, KEPT_TEXT = "zzwipedneedle", "zzkeptneedle"
 
 
 def _fill(ctx: Context) -> None:
+    """Give both users memories in every layer: turns, a session summary, long-term ones."""
     for user, text in ((GONE, GONE_TEXT), (KEPT, KEPT_TEXT)):
         longterm.remember(ctx, user=user, content=f"{text} likes green tea", tags=["tea"])
         longterm.remember(
             ctx, user=user, agent="chef", content=f"{text} cooks pasta", scope="agent"
         )
         longterm.remember(ctx, user=user, agent="coach", content=f"{text} runs", scope="agent")
+        conversation = f"conversation-of-{user}"
+        said = [
+            Turn(role="user", content=f"I am {text} and I like green tea"),
+            Turn(role="assistant", content=f"Noted, {text}: green tea."),
+        ]
+        working.add_turns(ctx, conversation, said, user=user, agent="chef")
+        session.merge_conversation(ctx, user=user, agent="chef", conversation=conversation)
 
 
 def _traces(ctx: Context, tmp_path: Path, user: str, text: str) -> dict[str, bool]:
-    """Where `user` or `text` can still be found: every read path and the table's files."""
-    bank = longterm.memory_bank(ctx)
-    assert bank is not None
-    table_dir = tmp_path / "db" / f"{entries_table_name(bank.id)}.lance"
-    json_out, parquet_out = tmp_path / f"{user}.json", tmp_path / f"{user}.parquet"
-    export.export(ctx, bank, "json", json_out)
-    export.export(ctx, bank, "parquet", parquet_out)
-    figures = stats.compute(ctx, bank)
-    hits = [
-        hit.entry
-        for method in ("hybrid", "vector", "fts")
-        for hit in search.search(ctx, bank, SearchQuery(text=f"{text} tea", method=method, k=50))
-    ]
-    return {
-        "recall": any(
-            h.memory.user == user
-            for agent in (None, "chef", "coach")
-            for h in longterm.recall(ctx, user=user, agent=agent, query=f"{text} tea", k=50)
-        ),
-        "memories": bool(longterm.memories(ctx, user=user)),
-        "search": any(e.key == user or text in e.content for e in hits),
-        "load": bool(entries.load(ctx, bank, user)),
-        "stats": any(c.name == user for c in figures.top_keys),
-        "json export": text in json_out.read_text(encoding="utf-8"),
-        "parquet export": text in str(pl.read_parquet(parquet_out).to_dicts()),
-        "data files": any(
-            text in str(value)
-            for column in ("content", "text", "search_text")
-            for value in data_values(table_dir, column)
+    """Where `user` or `text` can still be found: every read path and every table's files."""
+    found = dict.fromkeys(READ_PATHS, False)
+    found["recall"] = any(
+        h.memory.user == user
+        for agent in (None, "chef", "coach")
+        for h in longterm.recall(ctx, user=user, agent=agent, query=f"{text} tea", k=50)
+    )
+    found["memories"] = bool(longterm.memories(ctx, user=user))
+    found["turns"] = bool(working.turns(ctx, f"conversation-of-{user}"))
+    summary = session.session_summary(ctx, user, "chef")
+    found["session summary"] = summary is not None and text in summary.summary
+    found["session start"] = any(
+        text in t.content for t in session.start_conversation(ctx, user=user, agent="chef")
+    )
+    for bank in banks.list_banks(ctx):
+        table_dir = tmp_path / "db" / f"{entries_table_name(bank.id)}.lance"
+        json_out = tmp_path / f"{bank.name}-{user}.json"
+        parquet_out = tmp_path / f"{bank.name}-{user}.parquet"
+        export.export(ctx, bank, "json", json_out)
+        export.export(ctx, bank, "parquet", parquet_out)
+        hits = [
+            hit.entry
+            for method in ("hybrid", "vector", "fts")
+            for hit in search.search(ctx, bank, SearchQuery(text=f"{text} tea", method=method))
+        ]
+        columns = ("key", "content", "text", "search_text", "metadata")
+        found["search"] |= any(text in e.content or user in e.key for e in hits)
+        found["load"] |= any(
+            text in e.content for k in _keys(ctx, bank) for e in _load(ctx, bank, k)
         )
-        or user in data_values(table_dir, "key"),
-        "key index": user in btree_keys(table_dir),
-        "bytes": any(
-            text.encode() in p.read_bytes() for p in (tmp_path / "db").rglob("*") if p.is_file()
-        ),
-    }
+        found["stats"] |= any(user in c.name for c in stats.compute(ctx, bank).top_keys)
+        found["json export"] |= text in json_out.read_text(encoding="utf-8")
+        found["parquet export"] |= text in str(pl.read_parquet(parquet_out).to_dicts())
+        found["data files"] |= any(
+            text in str(value) for column in columns for value in data_values(table_dir, column)
+        )
+        found["key index"] |= any(user in key for key in btree_keys(table_dir))
+    found["bytes"] = any(
+        text.encode() in p.read_bytes() for p in (tmp_path / "db").rglob("*") if p.is_file()
+    )
+    return found
 
 
-def test_a_wipe_leaves_no_trace_of_the_user_and_keeps_everyone_else(
+READ_PATHS = (
+    "recall", "memories", "turns", "session summary", "session start", "search", "load",
+    "stats", "json export", "parquet export", "data files", "key index", "bytes",
+)  # fmt: skip
+
+
+def _keys(ctx: Context, bank: Bank) -> set[str]:
+    return set(ctx.store.scan(bank.id, columns=["key"]).column("key").to_pylist())
+
+
+def _load(ctx: Context, bank: Bank, key: str) -> list[Entry]:
+    return entries.load(ctx, bank, key)
+
+
+def test_a_wipe_leaves_no_trace_of_the_user_in_any_layer_and_keeps_everyone_else(
     ctx: Context, tmp_path: Path
 ) -> None:
     _fill(ctx)
-    ctx.store.maintain(longterm.memory_bank(ctx).id)  # type: ignore[union-attr]
-    everywhere = dict.fromkeys(_traces(ctx, tmp_path, GONE, GONE_TEXT), True)
+    for bank in banks.list_banks(ctx):
+        ctx.store.maintain(bank.id)  # the rows folded into the indices too
+    everywhere = dict.fromkeys(READ_PATHS, True)
     assert _traces(ctx, tmp_path, GONE, GONE_TEXT) == everywhere  # positive control
 
     receipt = wipe.wipe_user(ctx, GONE)
 
-    bank = longterm.memory_bank(ctx)
-    assert bank is not None
     assert receipt.user == GONE and receipt.finished_at == ctx.clock.now()
-    assert [t.model_dump() for t in receipt.tables] == [
-        {
-            "layer": "long_term",
-            "table": bank.id,
-            "rows_removed": 3,
-            "version_after": ctx.store.table_version(bank.id),
-        }
-    ]
-    assert receipt.counts == {"long_term": 3} and receipt.rows_removed == 3
-    assert ctx.store.version_count(bank.id) == 1  # no old version keeps the rows
-    assert _traces(ctx, tmp_path, GONE, GONE_TEXT) == dict.fromkeys(everywhere, False)
+    by_layer = {t.layer: t for t in receipt.tables}
+    assert set(by_layer) == {"working", "session", "long_term"}
+    assert receipt.counts == {"working": 2, "session": 1, "long_term": 3}
+    assert receipt.rows_removed == 6
+    for line in receipt.tables:
+        bank = banks.get(ctx, line.table)
+        assert line.version_after == ctx.store.table_version(bank.id)
+        assert ctx.store.version_count(bank.id) == 1  # no old version keeps the rows
+    assert _traces(ctx, tmp_path, GONE, GONE_TEXT) == dict.fromkeys(READ_PATHS, False)
     assert _traces(ctx, tmp_path, KEPT, KEPT_TEXT) == everywhere  # the other user is intact
     assert len(longterm.memories(ctx, user=KEPT)) == 3
 
 
 def test_a_wipe_of_an_unknown_user_or_account_removes_nothing(ctx: Context) -> None:
-    assert wipe.wipe_user(ctx, GONE).tables == []  # no long-term bank yet
+    empty = wipe.wipe_user(ctx, GONE)  # no layer has a bank yet
+    assert {(t.layer, t.rows_removed, t.version_after) for t in empty.tables} == {
+        ("working", 0, None),
+        ("session", 0, None),
+        ("long_term", 0, None),
+    }
     _fill(ctx)
     receipt = wipe.wipe_user(ctx, "nobody")
-    assert receipt.counts == {"long_term": 0}
+    assert receipt.counts == {"working": 0, "session": 0, "long_term": 0}
     assert len(longterm.memories(ctx, user=GONE)) == 3
 
 
@@ -118,7 +148,7 @@ def test_a_wipe_whose_prune_failed_is_finished_by_running_it_again(
     _fill(ctx)
     real = ctx.store.prune
     monkeypatch.setattr(ctx.store, "prune", failing_after(0, real, OSError("disk full")))
-    with pytest.raises(PrunePending, match="prune is due"):
+    with pytest.raises(PrunePending, match="did not finish in every layer"):
         wipe.wipe_user(ctx, GONE)
     assert longterm.memories(ctx, user=GONE) == []  # gone from every read already
     bank = longterm.memory_bank(ctx)
@@ -127,7 +157,7 @@ def test_a_wipe_whose_prune_failed_is_finished_by_running_it_again(
 
     again = wipe.wipe_user(ctx, GONE)
 
-    assert again.counts == {"long_term": 0}
+    assert again.counts["long_term"] == 0
     assert ctx.store.version_count(bank.id) == 1
     assert not any(
         GONE_TEXT.encode() in p.read_bytes() for p in (tmp_path / "db").rglob("*") if p.is_file()

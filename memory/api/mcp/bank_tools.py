@@ -1,6 +1,7 @@
 """Memory bank tools: list, templates, get, create, update, delete, delete source, stats.
 
-Each is one call into `memory`, returning the record the REST API returns.
+Each is one call into `memory` returning the record its REST endpoint returns (pages, the
+delete receipts), so a tool and its endpoint answer alike.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import banks, config, stats
-from memory.api.mcp.inputs import BankRef, CreateBank, ListBanks, NoInput, StatsInput, UpdateBank
+from memory.api.mcp.inputs import BankRef, CreateBank, ListBanks, Paged, StatsInput, UpdateBank
+from memory.api.schemas import Deleted, Page, SourceReset, TemplateOut, page
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank
@@ -26,14 +28,15 @@ def bank_of(ctx: Context, ref: str) -> Bank:
         ) from None
 
 
-def list_memory_banks(ctx: Context, args: ListBanks) -> list[Bank]:
+def list_memory_banks(ctx: Context, args: ListBanks) -> Page[Bank]:
     """List your memory banks, oldest first (optionally only conversation or general ones)."""
-    return banks.list_banks(ctx, args.type)
+    return page(banks.list_banks(ctx, args.type), args.limit, args.offset)
 
 
-def list_memory_bank_templates(ctx: Context, args: NoInput) -> list[config.Template]:
+def list_memory_bank_templates(ctx: Context, args: Paged) -> Page[TemplateOut]:
     """List the templates a new bank can start from (type, mode, prompt, thresholds, retention)."""
-    return list(config.templates().values())
+    found = [TemplateOut.model_validate(t.model_dump()) for t in config.templates().values()]
+    return page(found, args.limit, args.offset)
 
 
 def get_memory_bank(ctx: Context, args: BankRef) -> Bank:
@@ -52,16 +55,18 @@ def update_memory_bank(ctx: Context, args: UpdateBank) -> Bank:
     return banks.update(ctx, bank.id, args.to_request())
 
 
-def delete_memory_bank(ctx: Context, args: BankRef) -> Bank:
-    """Delete a memory bank and every entry in it, for good; returns the deleted bank."""
+def delete_memory_bank(ctx: Context, args: BankRef) -> Deleted:
+    """Delete a memory bank and every entry in it, for good."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return banks.delete(ctx, bank.id)
+    banks.delete(ctx, bank.id)
+    return Deleted(id=bank.id)
 
 
-def delete_memory_bank_source(ctx: Context, args: BankRef) -> Bank:
+def delete_memory_bank_source(ctx: Context, args: BankRef) -> SourceReset:
     """Delete every entry of a bank (reset its data); its configuration stays."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return banks.reset_source(ctx, bank.id)
+    banks.reset_source(ctx, bank.id)
+    return SourceReset(id=bank.id)
 
 
 def get_memory_bank_stats(ctx: Context, args: StatsInput) -> stats.Stats:

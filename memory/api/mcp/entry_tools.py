@@ -8,9 +8,11 @@ from typing import Any
 from memory import entries, search
 from memory.api.mcp.bank_tools import bank_of
 from memory.api.mcp.inputs import CompactNow, ForgetEntry, LoadThread, Search, WriteEntry
+from memory.api.routes.entries import Forgotten, SearchResults
+from memory.api.schemas import Page, page
 from memory.compaction import CompactionResult, compact_bank
 from memory.context import Context
-from memory.models import Entry, SearchHit
+from memory.models import Entry
 
 
 def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
@@ -20,22 +22,22 @@ def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
     return entry
 
 
-def search_memory_bank(ctx: Context, args: Search) -> list[SearchHit]:
+def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
     """Search a bank by meaning and words; returns the best entries, each with its best chunk."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return search.search(ctx, bank, args.to_query())
+    return SearchResults(data=search.search(ctx, bank, args.to_query()))
 
 
-def load_memory_bank_thread(ctx: Context, args: LoadThread) -> list[Entry]:
-    """Return a key's whole thread, oldest first (compaction summaries included)."""
+def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
+    """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return entries.load(ctx, bank, args.key)
+    return page(entries.load(ctx, bank, args.key), args.limit, args.offset)
 
 
-def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Entry:
-    """Delete one entry for good (text, vectors, old versions); returns what was deleted."""
+def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
+    """Delete one entry for good: its text, vectors and the old versions holding them."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return entries.forget(ctx, bank, args.entry_id)
+    return Forgotten(id=entries.forget(ctx, bank, args.entry_id).id)
 
 
 def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from memory.api.mcp.tooling import ToolInput
+from memory.api.schemas import MAX_PAGE
+from memory.export.records import ExportFilters, ExportFormat
 from memory.models import BankCreate, BankType, BankUpdate, EntryIn, SearchMethod, SearchQuery
 from memory.validation import as_utc
 
@@ -21,11 +23,14 @@ BANK_ID = "The memory bank's id (its name works too), as list_memory_banks retur
 KEY = "The partition: a conversation id (conversation banks) or a group key (general banks)."
 
 
-class NoInput(ToolInput):
-    """A tool that takes no arguments."""
+class Paged(ToolInput):
+    """A page of a list, as the REST API pages it."""
+
+    limit: int = Field(100, ge=1, le=MAX_PAGE, description="Page size, 1-1000.")
+    offset: int = Field(0, ge=0, le=2**31 - 1, description="Items to skip (next_offset).")
 
 
-class ListBanks(ToolInput):
+class ListBanks(Paged):
     """Which banks to list."""
 
     type: BankType | None = Field(None, description="Only banks of this type.")
@@ -115,7 +120,7 @@ class Search(ToolInput):
     """A search of one bank."""
 
     memory_bank_id: str = Field(description=BANK_ID)
-    query: str = Field(description="What to look for, in any wording.")
+    text: str = Field(description="What to look for, in any wording.")
     k: int = Field(10, description="How many entries to return, 1-1000.")
     key: str | None = Field(None, description="Only this partition.")
     tags: list[str] = Field(default_factory=list, description="Only entries with every tag.")
@@ -127,7 +132,7 @@ class Search(ToolInput):
     def to_query(self) -> SearchQuery:
         """Return the core's search query."""
         return SearchQuery(
-            text=self.query,
+            text=self.text,
             k=self.k,
             key=self.key,
             tags=self.tags,
@@ -138,7 +143,7 @@ class Search(ToolInput):
         )
 
 
-class LoadThread(ToolInput):
+class LoadThread(Paged):
     """One partition's whole thread."""
 
     memory_bank_id: str = Field(description=BANK_ID)
@@ -168,4 +173,21 @@ class CompactNow(ToolInput):
     key: str | None = Field(None, description="Only this partition (default: every one).")
 
 
-ExportType = Literal["memory_bank"]
+class StartExport(ToolInput):
+    """An export of a memory bank, as `POST /authenticated/resource-exports` takes it."""
+
+    resource_type: Literal["memory_bank"] = Field(description='Always "memory_bank".')
+    resource_id: str = Field(description=BANK_ID)
+    format: ExportFormat = Field("json", description="json (default, importable) or parquet.")
+    filters: ExportFilters = Field(
+        default_factory=ExportFilters,
+        description="Only matching entries: key, speaker, tags (all), since, until.",
+    )
+    wait: float = Field(10, ge=0, le=30, description="Seconds to wait for it to finish.")
+
+
+class ExportRef(ToolInput):
+    """One export job."""
+
+    export_id: str = Field(description="The id create_resource_export returned.")
+    wait: float = Field(0, ge=0, le=30, description="Seconds to wait for it to finish.")

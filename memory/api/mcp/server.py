@@ -7,29 +7,37 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from memory.api.mcp import bank_tools, entry_tools
+from memory.api.mcp import bank_tools, config_tools, entry_tools, export_tools, memory_tools
 from memory.api.mcp.tooling import AccountOf, Toolkit
-from memory.context import Context
+from memory.api.state import ApiState
 
 INSTRUCTIONS = (
     "membank: memory banks for agents. list_memory_banks gives the ids the other tools take "
     "as memory_bank_id. Write entries with write_memory_bank_entry, find them with "
-    "search_memory_bank, read a conversation with load_memory_bank_thread."
+    "search_memory_bank, read a conversation with load_memory_bank_thread. Long-term memories "
+    "of a user: memory_remember, memory_recall, memory_forget."
 )
-TOOL_GROUPS: Sequence[Sequence[Callable[..., Any]]] = (bank_tools.TOOLS, entry_tools.TOOLS)
+TOOL_GROUPS: Sequence[Sequence[Callable[..., Any]]] = (
+    bank_tools.TOOLS,
+    entry_tools.TOOLS,
+    export_tools.TOOLS,
+    config_tools.TOOLS,
+    memory_tools.TOOLS,
+)
 
 
-def build_server(base: Context, account_of: AccountOf | None = None) -> MCPServer:
-    """Return an MCP server whose tools run on `base` (its store, clock, models).
+def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPServer:
+    """Return an MCP server whose tools run on `state.base` (its store, clock, models).
 
     Args:
-        base: the context every call runs on.
+        state: the base context every call runs on, the job pool and the export folder
+            (the REST app's when mounted in it; `own_state(ctx)` otherwise).
         account_of: returns the account of a call (over HTTP: the API key's); None = every
-            call acts for `base.account` (stdio: a local, trusted process).
+            call acts for `state.base.account` (stdio: a local, trusted process).
 
     Returns:
         A new server (its HTTP session manager can be run once, so build one per app).
     """
-    kit = Toolkit(base, account_of)
+    kit = Toolkit(state, account_of)
     tools = [kit.tool(run) for group in TOOL_GROUPS for run in group]
-    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools)
+    return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memory.api.mcp.server import build_server
+from memory.api.mcp.state import own_state
 from memory.context import Context
 
 
@@ -11,4 +12,5 @@ def run_stdio(ctx: Context) -> None:
 
     stdout carries the protocol only: the SDK logs on stderr.
     """
-    build_server(ctx).run("stdio")
+    with own_state(ctx) as state:
+        build_server(state).run("stdio")

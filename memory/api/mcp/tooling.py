@@ -21,6 +21,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory.api.state import ApiState
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound, ProviderError
 
@@ -81,32 +82,35 @@ def tool_errors() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Toolkit:
-    """What every tool call needs: the server's base context and how to find the account."""
+    """What every tool call needs: the server's state (base context, jobs, export folder)
+    and how to find the account of a call."""
 
-    base: Context
+    state: ApiState
     account_of: AccountOf | None = None
     """None: every call acts for the base context's account (a local, trusted process)."""
 
     def context(self, tool_ctx: ToolContext) -> Context:
         """Return the base context scoped to the account of this call."""
         if self.account_of is None:
-            return self.base
-        return replace(self.base, account=self.account_of(tool_ctx))
+            return self.state.base
+        return replace(self.state.base, account=self.account_of(tool_ctx))
 
-    def tool(self, run: Callable[[Context, In], Any], name: str | None = None) -> Tool:
-        """Return `run(ctx, input)` as an MCP tool named `name` (default: the function's name).
+    def tool(self, run: Callable[..., Any], name: str | None = None) -> Tool:
+        """Return `run(ctx, input[, state])` as an MCP tool named `name` (default: its name).
 
         The input model is `run`'s second parameter's annotation, the description its
-        docstring, the output schema its return annotation.
+        docstring, the output schema its return annotation; a third parameter gets the
+        server's state (jobs, exports).
         """
         hints = get_type_hints(run)
         params = list(inspect.signature(run).parameters)
         model: type[BaseModel] = hints[params[1]]
+        extra = (self.state,) if len(params) > 2 else ()
 
         def call(arguments: dict[str, Any], context: ToolContext) -> Any:
             args = parse(model, arguments)
             with tool_errors():
-                return run(self.context(context), args)  # type: ignore[arg-type]
+                return run(self.context(context), args, *extra)
 
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [

@@ -11,6 +11,7 @@ from memory import banks, config, stats
 from memory.api.deps import Ctx, Version
 from memory.api.routes.common import Limit, Offset, bank_of
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
+from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 
 router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
@@ -74,13 +75,8 @@ def delete_source(ctx: Ctx, bank_id: str) -> SourceReset:
 def list_agents(ctx: Ctx, bank_id: str, limit: Limit = 100, offset: Offset = 0) -> Page[AgentRef]:
     """The agents whose configuration references this bank."""
     bank = bank_of(ctx, bank_id)
-    return page(_agents_using(ctx, bank), limit, offset)
-
-
-def _agents_using(ctx: Ctx, bank: Bank) -> list[AgentRef]:
-    from memory.layers.agents import agents_using_bank
-
-    return [AgentRef(id=agent.id, name=agent.name) for agent in agents_using_bank(ctx, bank)]
+    found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
+    return page(found, limit, offset)
 
 
 @router.get("/{bank_id}/stats", summary="Get entry statistics")

@@ -13,12 +13,21 @@ from memory.api.errors import ApiError
 from memory.api.jobs import JobRecord, TooManyJobs
 from memory.api.routes.common import bank_of
 from memory.api.routes.jobs import status_url
-from memory.api.schemas import CompactRequest, Job, TestCompactionRequest, job_out
+from memory.api.schemas import (
+    CompactRequest,
+    DraftTestRequest,
+    Job,
+    TestCompactionRequest,
+    job_out,
+)
 from memory.api.state import ApiState
 from memory.compaction import compact_bank
 from memory.context import Context
+from memory.lab import BankSource, Source, TestRun, run_test
+from memory.lab.run import check_options
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["compaction"])
+draft_router = APIRouter(prefix="/memory_banks", tags=["compaction"])
 Wait = Annotated[
     float, Query(ge=0, le=30, description="seconds to wait for the job before answering")
 ]
@@ -60,9 +69,34 @@ def compact_now(
 def test_compaction(
     state: State, ctx: Ctx, bank_id: str, body: TestCompactionRequest, wait: Wait = 0
 ) -> Job:
-    """Run the summarizer with a candidate prompt on the bank's entries and judge the summary;
-    the bank never changes."""
+    """Run the summarizer with a candidate prompt on the bank's entries (one `key`, or its
+    largest partition) and judge the summary; the bank never changes. The job's result is
+    the run: original entries, summary, surviving entries and the judge's evaluation."""
     bank = bank_of(ctx, bank_id)
-    raise ApiError(
-        501, "not_implemented", f"test compaction of {bank.id} is not available in this build"
-    )
+    source = BankSource(bank=bank.id, key=body.key)
+    return start(state, ctx, "test-compaction", _test_run(ctx, source, body), wait)
+
+
+@draft_router.post("/test-compaction", status_code=202, summary="Test a prompt with no bank")
+def test_compaction_draft(state: State, ctx: Ctx, body: DraftTestRequest, wait: Wait = 0) -> Job:
+    """Test a compaction prompt on pasted entries or on synthetic ones generated from a
+    description (the create form: no bank needed)."""
+    return start(state, ctx, "test-compaction", _test_run(ctx, body.lab_source(), body), wait)
+
+
+def _test_run(
+    ctx: Context, source: Source, body: TestCompactionRequest | DraftTestRequest
+) -> Callable[[JobRecord], TestRun]:
+    check_options(body.compaction_prompt, 1, body.max_tokens, body.max_turns)
+
+    def work(_: JobRecord) -> TestRun:
+        return run_test(
+            ctx,
+            source,
+            prompt=body.compaction_prompt,
+            max_tokens=body.max_tokens,
+            max_turns=body.max_turns,
+            save=False,
+        )
+
+    return work

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# schemathesis (v4) against the REST API's /openapi.json, every check: zero 5xx, no schema
+# violations. Starts `membank api` on a fresh temporary store with a key of its own, runs a
+# bounded number of examples per operation, and stops the server whatever happens.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EXAMPLES=${SCHEMATHESIS_EXAMPLES:-8}
+work=$(mktemp -d)
+export MEMBANK_URI="$work/db" MEMBANK_BLOCK_MODEL_REQUESTS=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+export PREFECT_SERVER_ANALYTICS_ENABLED=false DEEPEVAL_TELEMETRY_OPT_OUT=YES
+pid=""
+finish() {
+    if [ -n "$pid" ]; then
+        kill -INT "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap finish EXIT
+key=$(.venv/bin/membank keys create --account schemathesis --json \
+    | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["key"])')
+port=$(.venv/bin/python -c \
+    'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+.venv/bin/membank api --port "$port" >"$work/server.log" 2>&1 &
+pid=$!
+status=0
+timeout 600 .venv/bin/schemathesis --config-file .ci/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
+    --wait-for-schema 120 --checks all --max-examples "$EXAMPLES" --seed 1 \
+    --generation-database none --no-color \
+    -H "X-API-Key: $key" -H "Seclai-Version: 2026-08-03" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "schemathesis failed (exit $status); server log:" >&2
+    tail -n 50 "$work/server.log" >&2
+fi
+exit "$status"

@@ -1,0 +1,58 @@
+"""The config assistant: propose a configuration from a description (nothing changes), then
+accept a proposal onto a bank (exactly the proposed prompt, thresholds and retention)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import Field
+
+from memory import assistant
+from memory.api.deps import Ctx
+from memory.api.routes.common import bank_of
+from memory.api.schemas import Request
+from memory.assistant import Proposal
+from memory.models import Bank, BankType
+
+router = APIRouter(prefix="/memory_banks", tags=["config assistant"])
+
+
+class ConfigRequest(Request):
+    """What the bank will hold, in plain words (a stated volume sets the thresholds)."""
+
+    description: str = Field(
+        description="e.g. 'customer support, about 50 messages per day per customer'"
+    )
+    type: BankType | None = None
+
+
+class ConfigForBank(Request):
+    """What the bank holds, in plain words; the proposal fits the bank's type."""
+
+    description: str
+
+
+class AcceptRequest(Request):
+    """The proposal to apply, as `generate_memory_bank_config` returned it."""
+
+    proposal: Proposal
+
+
+@router.post("/generate_memory_bank_config", summary="Propose a bank configuration")
+def generate_config(ctx: Ctx, body: ConfigRequest) -> Proposal:
+    """A proposed compaction prompt, thresholds and retention with a short rationale; nothing
+    is stored (the offline rule-based assistant unless a model is configured; labelled)."""
+    return assistant.propose(body.description, bank_type=body.type, settings=ctx.settings)
+
+
+@router.post("/{bank_id}/generate_memory_bank_config", summary="Propose a config for a bank")
+def generate_config_for_bank(ctx: Ctx, bank_id: str, body: ConfigForBank) -> Proposal:
+    """A proposal for an existing bank (of its type); the bank does not change."""
+    bank = bank_of(ctx, bank_id)
+    return assistant.propose(body.description, bank_type=bank.type, settings=ctx.settings)
+
+
+@router.post("/{bank_id}/generate_memory_bank_config/accept", summary="Accept a proposal")
+def accept_config(ctx: Ctx, bank_id: str, body: AcceptRequest) -> Bank:
+    """Apply exactly the proposal to the bank; a proposal for another bank type is a 400."""
+    bank = bank_of(ctx, bank_id)
+    return assistant.accept(ctx, bank.id, body.proposal)

@@ -1,0 +1,115 @@
+"""The agent memory layers over HTTP: long-term remember / recall / list / forget, the end of
+a conversation (its session-summary merge runs as a job), and the per-user wipe."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, Field
+
+from memory.api.deps import Ctx, State
+from memory.api.routes.common import Limit, Offset
+from memory.api.routes.work import start
+from memory.api.schemas import Job, Page, Request, page
+from memory.layers import longterm, session, wipe
+from memory.layers.memories import Memory, RecalledMemory
+from memory.layers.session import SessionMergeRequest
+from memory.layers.wipe import WipeReceipt
+
+router = APIRouter(prefix="/users/{user_id}", tags=["memory layers"])
+User = Annotated[str, Path(description="the user's id in your application")]
+Agent = Annotated[str | None, Query(description="the agent asking (None: any)")]
+
+
+class RememberRequest(Request):
+    """A long-term memory to keep (`memory_remember`)."""
+
+    content: str
+    type: Literal["fact", "preference", "relationship", "instruction"] = "fact"
+    tags: list[str] = Field(default_factory=list, description="short lowercase keywords")
+    scope: Literal["user", "agent"] = Field(
+        default="user", description="user: every agent of the user sees it; agent: only this one"
+    )
+    agent: str | None = Field(default=None, description="the agent saving it")
+
+
+class RecallRequest(Request):
+    """What to recall (`memory_recall`): the memories closest in meaning to `query`."""
+
+    query: str
+    k: int = Field(default=10, ge=1, le=1000)
+    agent: str | None = None
+
+
+class Recalled(BaseModel):
+    """Recalled memories, best first."""
+
+    data: list[RecalledMemory]
+
+
+class EndConversation(Request):
+    """The conversation that ended: its turns are merged into the user x agent summary."""
+
+    agent: str
+    conversation: str = Field(description="the conversation's working-memory key")
+
+
+@router.post("/memories", status_code=201, summary="Remember (long-term memory)")
+def remember(ctx: Ctx, user_id: User, body: RememberRequest) -> Memory:
+    """Store a memory of the user (the same text with the same visibility is stored once)."""
+    return longterm.remember(
+        ctx,
+        user=user_id,
+        content=body.content,
+        agent=body.agent,
+        type=body.type,
+        tags=body.tags,
+        scope=body.scope,
+    )
+
+
+@router.post("/memories/recall", summary="Recall (long-term memory)")
+def recall(ctx: Ctx, user_id: User, body: RecallRequest) -> Recalled:
+    """The user's memories the agent may see, closest to the query first."""
+    found = longterm.recall(ctx, user=user_id, query=body.query, agent=body.agent, k=body.k)
+    return Recalled(data=found)
+
+
+@router.get("/memories", summary="List a user's memories")
+def list_memories(
+    ctx: Ctx, user_id: User, agent: Agent = None, limit: Limit = 100, offset: Offset = 0
+) -> Page[Memory]:
+    """Every memory of the user the agent may see, oldest first."""
+    return page(longterm.memories(ctx, user=user_id, agent=agent), limit, offset)
+
+
+@router.delete("/memories/{memory_id}", summary="Forget (long-term memory)")
+def forget(ctx: Ctx, user_id: User, memory_id: str, agent: Agent = None) -> Memory:
+    """Delete one memory for good (text, vector, old versions); returns what was forgotten."""
+    return longterm.forget(ctx, user=user_id, memory_id=memory_id, agent=agent)
+
+
+@router.post("/conversations/end", status_code=202, summary="End a conversation")
+def end_conversation(state: State, ctx: Ctx, user_id: User, body: EndConversation) -> Job:
+    """Merge the conversation into the user x agent session summary, in the background."""
+    started: list[Job] = []
+
+    def trigger(request: SessionMergeRequest) -> None:
+        def work(_: object) -> session.SessionSummary | None:
+            return session.merge_conversation(
+                ctx, user=request.user, agent=request.agent, conversation=request.conversation
+            )
+
+        started.append(start(state, ctx, "session-merge", work, 0))
+
+    session.end_conversation(
+        ctx, user=user_id, agent=body.agent, conversation=body.conversation, trigger=trigger
+    )
+    return started[0]
+
+
+@router.delete("", summary="Wipe a user (right to be forgotten)")
+def wipe_user(ctx: Ctx, user_id: User) -> WipeReceipt:
+    """Delete every trace of the user in every layer, for good; returns the receipt."""
+    return wipe.wipe_user(ctx, user_id)

@@ -1,0 +1,285 @@
+"""`membank test-compaction`, `membank lab-runs`, `membank assistant`: the lab's core from the
+command line (the Streamlit lab is `membank lab`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.cli.args import context, non_negative, positive
+from memory.cli.output import counted, emit_json, say, table
+from memory.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from memory.assistant import Proposal
+    from memory.lab import CostPreview, FactDiff, Source, TestRun
+
+TYPES = ["conversation", "general"]
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the test-compaction, lab-runs and assistant commands."""
+    test = commands.add_parser(
+        "test-compaction",
+        parents=[common],
+        help="run the summarizer with a prompt on entries and judge it (changes no bank)",
+    )
+    source = test.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bank", metavar="BANK", help="a bank's entries (read only)")
+    source.add_argument("--pasted", metavar="FILE", help="JSON lines or `speaker: text` (- stdin)")
+    source.add_argument("--synthetic", metavar="TEXT", help="generate entries from a description")
+    test.add_argument("--key", help="with --bank: this key (default: its largest)")
+    test.add_argument("--type", choices=TYPES, help="--pasted/--synthetic bank type")
+    test.add_argument("--count", type=positive, default=20, help="--synthetic: entries (20)")
+    test.add_argument("--seed", type=non_negative, default=0, help="--synthetic: seed (0)")
+    test.add_argument("--prompt", required=True, help="the compaction prompt to test")
+    test.add_argument("--compare", metavar="PROMPT", help="a second prompt, on the same entries")
+    test.add_argument("--max-tokens", type=non_negative, help="threshold to plan with")
+    test.add_argument("--max-turns", type=non_negative, help="threshold to plan with")
+    test.add_argument("--judge", metavar="MODEL", help="judge model (default: heuristic, offline)")
+    test.add_argument("--runs", type=positive, default=1, help="judge runs per case (1)")
+    test.add_argument("--preview", action="store_true", help="print the cost only; run nothing")
+    test.add_argument("--no-save", action="store_true", help="do not save the run")
+    test.set_defaults(handler=_test)
+
+    runs = commands.add_parser(
+        "lab-runs", parents=[common], help="list saved compaction test runs, newest first"
+    )
+    runs.add_argument("--bank", metavar="BANK", help="only runs on this bank")
+    runs.add_argument("--best", action="store_true", help="highest overall score first")
+    runs.add_argument("--delete", action="store_true", help="delete the listed runs for good")
+    runs.set_defaults(handler=_runs)
+
+    helper = commands.add_parser(
+        "assistant", parents=[common], help="propose a bank configuration from a description"
+    )
+    helper.add_argument("description", metavar="DESCRIPTION")
+    helper.add_argument("--type", choices=TYPES, help="the bank type (default: guessed)")
+    helper.add_argument("--apply", metavar="BANK", help="accept the proposal on this bank")
+    helper.set_defaults(handler=_assistant)
+
+
+def _source(args: argparse.Namespace) -> Source:
+    from memory.lab import BankSource, PastedSource, SyntheticSource
+
+    if args.bank is not None:
+        if args.type is not None:
+            raise InvalidInput("--type is for --pasted/--synthetic: a bank has its own type")
+        return BankSource(bank=args.bank, key=args.key)
+    if args.key is not None:
+        raise InvalidInput("--key is for --bank: pasted entries carry their own keys")
+    kind = args.type or "conversation"
+    if args.pasted is not None:
+        return PastedSource(text=_read(args.pasted), bank_type=kind)
+    return SyntheticSource(
+        description=args.synthetic, bank_type=kind, count=args.count, seed=args.seed
+    )
+
+
+def _read(path: str) -> str:
+    from memory.cli.args import text_arg
+
+    if path == "-":
+        return text_arg("-")
+    try:
+        data = Path(path).expanduser().read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read --pasted {path!r}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"--pasted {path!r} is not UTF-8 (byte {exc.start}): re-encode it as UTF-8"
+        ) from None
+
+
+def _test(args: argparse.Namespace) -> int:
+    from memory import lab
+
+    ctx = context(args)
+    source = _source(args)
+    if args.preview:
+        cost = lab.preview(ctx, source, prompt=args.prompt, judge_model=args.judge, runs=args.runs)
+        if args.compare is not None:
+            cost = cost.model_copy(update={"judge_calls": cost.judge_calls * 2})
+        _say_preview(args, cost)
+        return 0
+    options: dict[str, Any] = {
+        "max_tokens": args.max_tokens,
+        "max_turns": args.max_turns,
+        "judge_model": args.judge,
+        "runs": args.runs,
+        "save": not args.no_save,
+    }
+    if args.compare is not None:
+        first, second = lab.compare(ctx, source, (args.prompt, args.compare), **options)
+        if args.json:
+            emit_json([first, second])
+        else:
+            _say_run(first, "prompt A")
+            say("")
+            _say_run(second, "prompt B")
+            say("")
+            better = "A" if first.evaluation.overall >= second.evaluation.overall else "B"
+            say(
+                f"overall: A {first.evaluation.overall:.2f}, B {second.evaluation.overall:.2f}; "
+                f"prompt {better} scored higher"
+            )
+        return 0
+    run = lab.run_test(ctx, source, prompt=args.prompt, **options)
+    if args.json:
+        emit_json(run)
+    else:
+        _say_run(run, None)
+    return 0
+
+
+def _say_preview(args: argparse.Namespace, cost: CostPreview) -> None:
+    if args.json:
+        emit_json(cost)
+        return
+    say(f"entries:     {cost.entries:,}")
+    say(f"tokens:      {cost.tokens:,}")
+    say(f"judge calls: {cost.judge_calls:,}")
+    say(f"summarizer:  {cost.summarizer}")
+    say(f"judge:       {cost.judge}")
+    say("nothing was run (drop --preview to run the test)")
+
+
+def _say_run(run: TestRun, title: str | None) -> None:
+    head = f"{title} " if title else ""
+    say(f"{head}prompt: {run.prompt}")
+    say(f"source:     {run.source_label}")
+    summarized = len(run.original) - len(run.surviving)
+    say(
+        f"entries:    {len(run.original)}: {summarized} summarized, "
+        f"{len(run.surviving)} kept verbatim"
+    )
+    say(f"summarizer: {run.summarizer}")
+    say(f"judge:      {run.evaluation.judge}")
+    say("\nsummary:")
+    say("  " + run.summary.replace("\n", "\n  "))
+    say(f"\nsurviving entries ({len(run.surviving)}, kept verbatim):")
+    for entry in run.surviving:
+        say(f"  {entry.speaker}: {entry.content}" if entry.speaker else f"  {entry.content}")
+    evaluation = run.evaluation
+    say(f"\nevaluation (overall {evaluation.overall:.2f}, {counted(evaluation.runs, 'run')}):")
+    rows = [
+        (
+            c.name,
+            f"{c.score:.2f}" + (f" ±{c.spread:.2f}" if evaluation.runs > 1 else ""),
+            c.error or c.reason,
+        )
+        for c in evaluation.criteria
+    ]
+    say(table(rows, ["criterion", "score", "reason"]))
+    say(f"compression ratio: {evaluation.compression_ratio:.2f}")
+    for flag in evaluation.flags:
+        say(f"flag: {flag}")
+    if run.fact_diff is not None:
+        _say_diff(run.fact_diff)
+    say(f"\nrun {run.id}")
+
+
+def _say_diff(diff: FactDiff) -> None:
+    say(
+        f"\nplanted facts: {len(diff.kept)} kept, {len(diff.dropped)} dropped, "
+        f"{len(diff.contradicted)} contradicted"
+    )
+    rows = [
+        (status, fact.kind, fact.text, fact.value)
+        for status, facts in (
+            ("kept", diff.kept),
+            ("dropped", diff.dropped),
+            ("contradicted", diff.contradicted),
+        )
+        for fact in facts
+    ]
+    say(table(rows, ["status", "kind", "fact", "planted value"]))
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from memory import lab
+
+    ctx = context(args)
+    if args.delete:
+        deleted = lab.delete_runs(ctx, bank=args.bank)
+        if args.json:
+            emit_json({"deleted": deleted})
+        else:
+            say(f"deleted {counted(deleted, 'saved run')}")
+        return 0
+    found = lab.list_runs(ctx, bank=args.bank)
+    if args.best:
+        found.sort(key=lambda r: r.evaluation.overall, reverse=True)
+    if args.json:
+        emit_json(found)
+        return 0
+    if not found:
+        say("no saved test runs (run `membank test-compaction ...`)")
+        return 0
+    rows = [
+        (
+            f"{r.created_at:%Y-%m-%d %H:%M}",
+            f"{r.evaluation.overall:.2f}",
+            r.source_label,
+            _short(r.prompt),
+            r.id,
+        )
+        for r in found
+    ]
+    say(table(rows, ["time (UTC)", "overall", "source", "prompt", "id"]))
+    return 0
+
+
+def _short(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _assistant(args: argparse.Namespace) -> int:
+    from memory import assistant, banks
+    from memory.settings import Settings
+
+    ctx = context(args) if args.apply is not None else None
+    kind = args.type
+    if ctx is not None and kind is None:
+        kind = banks.get(ctx, args.apply).type
+    settings = ctx.settings if ctx is not None else Settings()
+    proposal = assistant.propose(args.description, bank_type=kind, settings=settings)
+    if ctx is None:
+        if args.json:
+            emit_json(proposal)
+        else:
+            _say_proposal(proposal)
+            say("\nnothing changed: add --apply BANK to accept it on a bank")
+        return 0
+    updated = assistant.accept(ctx, args.apply, proposal)
+    if args.json:
+        emit_json({"proposal": proposal, "bank": updated})
+    else:
+        _say_proposal(proposal)
+        say(f"\napplied to bank {updated.name!r}:")
+        for field in ("compaction_prompt", "max_tokens", "max_turns", "retention_days"):
+            say(f"  {field:18} {_shown(getattr(updated, field))}")
+    return 0
+
+
+def _say_proposal(proposal: Proposal) -> None:
+    say(f"proposal ({proposal.assistant}):")
+    say(f"  bank type          {proposal.bank_type}")
+    say(f"  compaction_prompt  {proposal.compaction_prompt}")
+    say(f"  max_tokens         {_shown(proposal.max_tokens)}")
+    say(f"  max_turns          {_shown(proposal.max_turns)}")
+    days = proposal.retention_days
+    say(f"  retention          {f'{days} days' if days else 'indefinite'}")
+    say("why:")
+    for line in proposal.rationale:
+        say(f"  - {line}")
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "none"
+    return f"{value:,}" if isinstance(value, int) else str(value)

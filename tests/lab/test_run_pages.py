@@ -1,0 +1,89 @@
+"""The Test compaction and AI assistant pages in this process (AppTest) on a real LanceDB."""
+
+from __future__ import annotations
+
+from lab_support import OpenPage
+
+from lab.run_view import plain
+from memory import banks
+from memory.assistant import OFFLINE_ASSISTANT_LABEL
+from memory.context import Context
+from memory.judge import HEURISTIC_LABEL
+from memory.lab import list_runs
+from memory.models import BankCreate
+
+PASTED = """ann: My order 4471 arrived broken.
+bob (agent): I will send a replacement by Friday 12 June.
+ann: Please also refund the 15 dollar shipping fee.
+bob (agent): Done: 15 dollars refunded, replacement ships Friday.
+ann: Thanks, that works."""
+
+
+def texts(app: object) -> str:
+    """Return every markdown and caption text of the page, joined."""
+    parts = [m.value for m in app.markdown] + [c.value for c in app.caption]  # type: ignore[attr-defined]
+    return "\n".join(parts)
+
+
+def test_a_test_on_pasted_entries_shows_summary_surviving_entries_and_evaluation(
+    open_page: OpenPage, ctx: Context
+) -> None:
+    app = open_page("test_compaction")
+    assert {r.key for r in app.radio} >= {"tc_source"}
+    app.radio(key="tc_source").set_value("Pasted entries").run()
+    app.text_area(key="tc_pasted").input(PASTED).run()
+    app.text_area(key="tc_prompt").input("Keep order numbers, dates and amounts.").run()
+    assert "Cost preview: 5 entries" in texts(app)
+    app.button(key="tc_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    shown = texts(app)
+    assert "**Summary**" in shown and "4471" in shown
+    assert "**Surviving entries**" in shown
+    run = list_runs(ctx)[0]
+    assert run.summarizer in shown and HEURISTIC_LABEL in shown
+    criteria = app.table[0].value
+    assert criteria["criterion"].tolist() == [c.name for c in run.evaluation.criteria]
+    assert {m.label: m.value for m in app.metric}["Overall score"] == (
+        f"{run.evaluation.overall:.2f}"
+    )
+    assert f"Best prompt so far ({run.evaluation.overall:.2f})" in app.success[0].value
+
+
+def test_a_bad_paste_is_an_error_that_names_the_line(open_page: OpenPage) -> None:
+    app = open_page("test_compaction")
+    app.radio(key="tc_source").set_value("Pasted entries").run()
+    app.text_area(key="tc_pasted").input('ann: hi\n{"content": ').run()
+    assert any("line 2" in e.value for e in app.error), [e.value for e in app.error]
+
+
+def test_the_assistant_changes_nothing_until_accepted_and_then_exactly_the_proposal(
+    open_page: OpenPage, ctx: Context
+) -> None:
+    before = banks.create(ctx, BankCreate(name="support", type="conversation"))
+    app = open_page("assistant")
+    app.text_area(key="as_description").input(
+        "customer support, about 50 messages per day per customer"
+    )
+    app.radio(key="as_target").set_value("An existing bank").run()
+    app.button(key="as_propose").click().run()
+    assert f"Proposed by {OFFLINE_ASSISTANT_LABEL}" in texts(app)
+    proposal = app.session_state["as_proposal"]
+    assert proposal.rationale and all(plain(line) in texts(app) for line in proposal.rationale)
+    app.button(key="as_test_prompt").click().run()  # one click: synthetic entries, this prompt
+    assert not app.error, [e.value for e in app.error]
+    assert "Test of the proposed prompt" in [h.value for h in app.subheader]
+    assert f"prompt: {proposal.compaction_prompt}" in texts(app)
+    app.button(key="as_discard").click().run()
+    assert "nothing was changed" in app.success[0].value
+    assert banks.get(ctx, "support") == before
+    app.button(key="as_propose").click().run()
+    app.button(key="as_accept").click().run()
+    after = banks.get(ctx, "support")
+    assert (after.compaction_prompt, after.max_tokens, after.max_turns, after.retention_days) == (
+        proposal.compaction_prompt,
+        proposal.max_tokens,
+        proposal.max_turns,
+        proposal.retention_days,
+    )
+    assert "Applied the proposal to bank 'support'" in app.success[0].value
