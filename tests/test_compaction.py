@@ -377,7 +377,8 @@ def test_tiny_budget_summaries_keep_the_facts_after_each_colon(
     assert summary.token_count <= compaction.summary_budget(bank)
     # whole phrases of a recent invoice, not the leading words of the first one, frozen
     assert "…" not in summary.content and "Invoice 1:" not in summary.content
-    assert any(f"paid {i}00 dollars to {payees[i - 1]}" in summary.content for i in range(2, 9))
+    said = summary.content.lower()  # a kept clause may start with a capital after the colon
+    assert any(f"paid {i}00 dollars to {payees[i - 1]}".lower() in said for i in range(2, 9))
 
 
 def test_newest_entry_alone_over_max_tokens_does_not_loop(

@@ -154,7 +154,9 @@ def test_write_search_load_with_filters(ctx: Context) -> None:
     assert entries.load(ctx, bank, "nothing") == []
 
     def found(**query: object) -> list[str]:
-        hits = search.search(ctx, bank, SearchQuery.model_validate({"text": "red fox", **query}))
+        # min_score 0: this checks the filters, not the relevance threshold
+        asked = {"text": "red fox", "min_score": 0, **query}
+        hits = search.search(ctx, bank, SearchQuery.model_validate(asked))
         return [h.entry.id for h in hits]
 
     for method in ("hybrid", "vector", "fts"):

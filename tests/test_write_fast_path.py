@@ -272,9 +272,10 @@ def test_mixed_batch_rows(ctx: Context) -> None:
         ("{}", '[{"f": "é"}]'),
     ]
     assert [e.token_count for e in written] == [_plain_count(i.content) for i in items]
+    # conversation turns are indexed with their day (issue 14), then speaker and text
     assert [r["search_text"] for r in (rows[0], rows[-1])] == [
-        "ann: short one",
-        "ann: naïve café 😀",
+        "1 November 2026\nann: short one",
+        "1 November 2026\nann: naïve café 😀",
     ]
     assert entries.load(ctx, bank, "a") == [written[0], written[2]]
     assert ctx.store.count(bank.id, filters.equals("key", "b")) == len(long_rows)
