@@ -22,7 +22,7 @@ Step = Callable[[str, Any], None]
 USER = "maya"
 AGENT = "concierge"
 SCRIPTED = "[scripted demo assistant]"
-MAX_TOKENS = 160
+MAX_TOKENS = 180
 """A small working-memory budget, so the demo shows the oldest turns summarized."""
 PREFERENCE = "Maya is vegetarian and avoids fish too."
 

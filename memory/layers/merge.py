@@ -28,6 +28,8 @@ class SessionMessage:
     speaker: str
     """Who said it (the user's id, the agent's, or the tool's name)."""
     content: str
+    """What was said; empty for a message with nothing to summarize (a tool's result),
+    which is still covered."""
 
 
 @dataclass(frozen=True)
@@ -89,14 +91,16 @@ def merge_session(
     fresh = [m for m in dict((m.id, m) for m in messages).values() if m.id not in covered]
     if not fresh:
         return MergeResult(previous, covered, ())
-    lines = [entry_line(m.content, m.speaker) for m in fresh]
+    merged = tuple(m.id for m in fresh)
+    lines = [entry_line(m.content, m.speaker) for m in fresh if m.content.strip()]
+    if not lines:  # only messages with nothing to tell (tool results): covered, unchanged
+        return MergeResult(previous, covered | frozenset(merged), merged)
     prompt = compaction_messages(instructions, previous, lines, max_tokens)
     try:
         reply = completer.complete(prompt)
     except OSError as exc:  # a timeout or connection error the completer did not wrap
         raise ProviderError(f"the session summarizer failed: {exc}") from exc
     summary = _fit(check_summary(reply, max_tokens, slack=SUMMARY_SLACK), max_tokens, token_counter)
-    merged = tuple(m.id for m in fresh)
     return MergeResult(summary, covered | frozenset(merged), merged)
 
 

@@ -198,11 +198,17 @@ def merge_conversation(
         # read under the lock: a wipe of this user waits for it, and one done before finds
         # no turns here, so no summary of a wiped user is written after the wipe
         messages = [
-            SessionMessage(id=t.id, speaker=_speaker(t), content=t.turn.text())
+            SessionMessage(id=t.id, speaker=_speaker(t), content=_said(t))
             for t in working.turns(ctx, conversation)
             if t.user == user
         ]
         return _merge_locked(ctx, bank, user, agent, conversation, messages, completer, max_tokens)
+
+
+def _said(stored: working.StoredTurn) -> str:
+    """Return what a turn tells the session summary: nothing for a tool's result (an id or
+    raw output; the call before it says what was done)."""
+    return "" if stored.turn.role == "tool" else stored.turn.text()
 
 
 def _speaker(stored: working.StoredTurn) -> str:
