@@ -59,6 +59,27 @@ def test_merge_core_merges_only_what_the_summary_does_not_cover() -> None:
     assert nothing.summary == first.summary and nothing.merged_message_ids == ()
 
 
+def test_merge_core_covers_tool_results_without_summarizing_them() -> None:
+    tool = SessionMessage(id="m2", speaker="memory_remember", content="")  # a tool's result
+    result = merge_session(
+        [msg(1, "Remember I like jazz."), tool],
+        running_summary=None,
+        completer=AppendingCompleter(),
+        max_tokens=200,
+        instructions="session",
+    )
+    assert result.summary == "ann: Remember I like jazz."
+    assert result.merged_message_ids == ("m1", "m2")
+    only_tool = merge_session(
+        [SessionMessage(id="m3", speaker="memory_recall", content="")],
+        running_summary=RunningSummary(result.summary, result.covered_message_ids),
+        completer=ScriptedCompleter(),  # never called: it would raise
+        max_tokens=200,
+        instructions="session",
+    )
+    assert only_tool.summary == result.summary and only_tool.merged_message_ids == ("m3",)
+
+
 def test_merge_core_keeps_the_summary_within_max_tokens() -> None:
     long = [msg(n, f"Fact number {n}: the code for door {n} is {n * 7919}.") for n in range(60)]
     result = merge_session(
