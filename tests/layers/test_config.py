@@ -38,7 +38,10 @@ def test_the_seed_config_loads_with_all_three_layers() -> None:
     assert AgentMemoryConfig.model_validate(config.model_dump()) == config
 
 
-@pytest.mark.parametrize("working,session,long_term", itertools.product([False, True], repeat=3))
+COMBINATIONS = list(itertools.product([False, True], repeat=3))
+
+
+@pytest.mark.parametrize("working,session,long_term", COMBINATIONS)
 def test_any_combination_of_layers_is_valid(working: bool, session: bool, long_term: bool) -> None:
     types = [
         {"id": "working_memory", "enabled": working},
