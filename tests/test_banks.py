@@ -570,3 +570,19 @@ def test_banks_are_isolated_per_account(ctx: Context) -> None:
     assert theirs.account == "globex"
     assert banks.get(ctx, "private") == bank
     assert [b.id for b in banks.list_banks(ctx)] == [bank.id]
+
+
+def test_a_remembered_lookup_follows_changes_made_through_another_handle(ctx: Context) -> None:
+    # the registry remembers look-ups per registry version: another process's change
+    # (a second store on the same folder here) makes a new version and is seen at once
+    other = Context(store=LanceStore(ctx.store.uri), account="acme", embedder=ctx.embedder)
+    made = banks.create(ctx, BankCreate(name="notes", type="general"))
+    assert banks.get(ctx, "notes").id == made.id  # read, and remembered
+    banks.update(other, made.id, BankUpdate(name="renamed"))
+    assert banks.get(ctx, "renamed").id == made.id
+    with pytest.raises(NotFound):
+        banks.get(ctx, "notes")
+    banks.delete(other, made.id)
+    with pytest.raises(NotFound):
+        banks.get(ctx, made.id)
+    assert banks.list_banks(ctx) == []

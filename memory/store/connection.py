@@ -41,6 +41,8 @@ class Connection:
         self._storage_options = storage_options
         self._connection: Any = None
         self._tables: dict[str, Any] = {}
+        self._lookups: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
+        """Registry look-ups by (account, filter), each with the registry version read."""
         unverified = self.tuning.delete_unverified
         self._delete_unverified = is_local(uri) if unverified is None else unverified
 

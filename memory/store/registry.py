@@ -13,6 +13,8 @@ from memory.store.connection import Connection
 from memory.store.schema import BANKS_SCHEMA
 
 REGISTRY = "banks"
+LOOKUPS_KEPT = 256
+"""Registry look-ups remembered per store (each at the registry version it was read at)."""
 
 
 class Registry(Connection):
@@ -57,13 +59,27 @@ class Registry(Connection):
             )
 
     def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
-        """Return the raw registry rows of `account` (parsed `body`), optionally filtered."""
+        """Return the raw registry rows of `account` (parsed `body`), optionally filtered.
+
+        A look-up is remembered with the registry version it read: every create, update and
+        delete (in any process) makes a new version, so an answer is reused only while the
+        registry is unchanged (a recall or an API request then skips the registry scan).
+        """
         predicate = filters.conjoin(filters.equals("account", account), where)
         registry = self._registry(create=False)
         if registry is None:
             return []
+        lookups = self._lookups
+        version = int(registry.version)
+        seen = lookups.get((account, where))
+        if seen is not None and seen[0] == version:
+            return [json.loads(body) for body in seen[1]]
         table = self._on_latest(registry, lambda t: t.to_lance().to_table(filter=predicate))
-        return [json.loads(body) for body in table.column("body").to_pylist()]
+        bodies = table.column("body").to_pylist()
+        if len(lookups) >= LOOKUPS_KEPT:
+            lookups.clear()
+        lookups[(account, where)] = (int(registry.version), bodies)
+        return [json.loads(body) for body in bodies]
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
         """Return every registry row of every account (sweeps; never shown to a user)."""
