@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memory import banks, entries, purge
+from memory import banks, entries
 from memory.config import get_mode
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.layers.memories import (
@@ -32,7 +32,7 @@ from memory.layers.memories import (
     check_user,
     normalise_tags,
 )
-from memory.layers.receipt import TableWipe
+from memory.layers.receipt import TableWipe, wipe_rows
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
@@ -256,20 +256,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     bank = memory_bank(ctx)
     if bank is None:
         return []
-    where = filters.equals("key", user)
-    removed = ctx.store.count(bank.id, where)
-    if removed:
-        purge.delete_for_good(ctx, bank, where)
-    else:  # a wipe run again after its prune failed finishes that prune
-        purge.finish(ctx, bank)
-    return [
-        TableWipe(
-            layer="long_term",
-            table=bank.id,
-            rows_removed=removed,
-            version_after=ctx.store.table_version(bank.id),
-        )
-    ]
+    return wipe_rows(ctx, bank, "long_term", filters.equals("key", user))
 
 
 def visible(user: str, agent: str | None) -> str:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from memory import purge
+
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.models import Bank
 
 Layer = Literal["working", "session", "long_term"]
 
@@ -22,3 +28,18 @@ class TableWipe(BaseModel):
     """How many rows of the user the wipe deleted."""
     version_after: int | None
     """The table's version after the wipe and its prune (None: the table does not exist)."""
+
+
+def wipe_rows(ctx: Context, bank: Bank, layer: Layer, where: str | None) -> list[TableWipe]:
+    """Delete the rows `where` selects for good and return the table's receipt line.
+
+    `where` None (nothing of the user left) still finishes a prune a failed wipe left due,
+    so a wipe run again completes.
+    """
+    removed = ctx.store.count(bank.id, where) if where else 0
+    if where and removed:
+        purge.delete_for_good(ctx, bank, where)
+    else:
+        purge.finish(ctx, bank)
+    version = ctx.store.table_version(bank.id)
+    return [TableWipe(layer=layer, table=bank.id, rows_removed=removed, version_after=version)]

@@ -27,7 +27,7 @@ from memory.errors import StorageError
 from memory.layers import working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
 from memory.layers.merge import RunningSummary, SessionMessage, merge_session
-from memory.layers.receipt import TableWipe
+from memory.layers.receipt import TableWipe, wipe_rows
 from memory.layers.storage import existing_bank, layer_bank
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
@@ -278,17 +278,5 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
             bank.id, columns=["entry_id", "metadata"], where="chunk_index = 0"
         ).to_pylist()
         doomed = [r["entry_id"] for r in rows if json.loads(r["metadata"]).get("user") == user]
-        where = filters.one_of("entry_id", doomed)
-        removed = ctx.store.count(bank.id, where) if doomed else 0
-        if doomed:
-            purge.delete_for_good(ctx, bank, where)
-        else:
-            purge.finish(ctx, bank)
-    return [
-        TableWipe(
-            layer="session",
-            table=bank.id,
-            rows_removed=removed,
-            version_after=ctx.store.table_version(bank.id),
-        )
-    ]
+        where = filters.one_of("entry_id", doomed) if doomed else None
+        return wipe_rows(ctx, bank, "session", where)

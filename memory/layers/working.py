@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory import entries, purge
+from memory import entries
 from memory.compaction.plan import SUMMARY_SLACK
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.errors import Conflict, InvalidInput
 from memory.layers import keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
-from memory.layers.receipt import TableWipe
+from memory.layers.receipt import TableWipe, wipe_rows
 from memory.layers.storage import existing_bank, layer_bank
 from memory.layers.turns import (
     MESSAGE_OVERHEAD,
@@ -312,17 +312,4 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     ).to_pylist()
     conversations = {r["key"] for r in rows if _user_of(r["metadata"]) == user}
     doomed = [r["entry_id"] for r in rows if r["key"] in conversations]
-    where = filters.one_of("entry_id", doomed)
-    removed = ctx.store.count(bank.id, where) if doomed else 0
-    if doomed:
-        purge.delete_for_good(ctx, bank, where)
-    else:
-        purge.finish(ctx, bank)
-    return [
-        TableWipe(
-            layer="working",
-            table=bank.id,
-            rows_removed=removed,
-            version_after=ctx.store.table_version(bank.id),
-        )
-    ]
+    return wipe_rows(ctx, bank, "working", filters.one_of("entry_id", doomed) if doomed else None)
