@@ -113,7 +113,7 @@ def _records(
     summary_of: Sequence[Sequence[str]] | None,
 ) -> tuple[list[Entry], dict[str, list[Any]]]:
     """Return validated items as entries and the column lists of their chunk rows (with
-    `search_text` for a conversation bank, see `search_context`).
+    `search_text` and `context_id` for a conversation bank, see `search_context`).
 
     `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
     """
@@ -143,9 +143,10 @@ def _records(
         )
     ]
     columns = _columns(written, split, stored_json, time.time_ns())
-    texts = search_context.search_texts(bank, written, split)
-    if texts is not None:
-        columns["search_text"] = texts
+    derived = search_context.search_columns(ctx.store, bank, written, split)
+    if derived is not None:
+        columns["search_text"] = derived.search_text
+        columns["context_id"] = derived.context_id
     return written, columns
 
 
