@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     """litellm model used for compaction summaries (offline extractive by default)."""
     judge_model: str = "membank/heuristic-judge"
     """litellm model that judges summaries (the offline heuristic judge by default)."""
+    rerank_model: str | None = None
+    """litellm model that reorders search hits (`memory.rerank`); None (default): off."""
     llm_timeout: float = 60.0
     llm_retries: int = 2
 
