@@ -34,7 +34,7 @@ def carriers(table: Any, predicate: str) -> list[str]:
     """Return the ids of the entries outside `predicate` whose index text carries a turn that
     `predicate` deletes (empty for a table whose rows carry none)."""
     lance = table.to_lance()
-    if CONTEXT_COLUMN not in lance.schema.names:
+    if CONTEXT_COLUMN not in lance.schema.names or not _any_carried(lance):
         return []
     doomed = _ids(lance.to_table(columns=["entry_id"], filter=predicate), "entry_id")
     if not doomed:
@@ -62,6 +62,14 @@ def drop_carried(table: Any, entry_ids: Sequence[str]) -> None:
             where=where,
             values_sql={FTS_COLUMN: OWN_PART, CONTEXT_COLUMN: "CAST(NULL AS STRING)"},
         )
+
+
+def _any_carried(lance: Any) -> bool:
+    """Return True when some row carries a turn (a few ms when none does: null statistics)."""
+    found = lance.scanner(
+        columns=[CONTEXT_COLUMN], filter=f"{CONTEXT_COLUMN} IS NOT NULL", limit=1
+    ).to_table()
+    return bool(found.num_rows)
 
 
 def _ids(rows: pa.Table, column: str) -> list[str]:
