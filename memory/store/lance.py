@@ -184,13 +184,16 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             return
         try:
             found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
-            if found:
-                with self._writing(table):
-                    self.tuning.retry.run(
-                        lambda: neighbours.drop_carried(table, found), reset=table.checkout_latest
-                    )
+            if not found:
+                return
+            with self._writing(table):
+                self.tuning.retry.run(
+                    lambda: neighbours.drop_carried(table, found), reset=table.checkout_latest
+                )
         except STORAGE_ERRORS as exc:
             raise StorageError(f"rewriting the index text of neighbours failed: {exc}") from exc
+        if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
+            self._maintain(table)
 
     def prune(self, bank_id: str) -> None:
         """Rewrite fragments with deleted rows and drop old versions of a bank's table."""

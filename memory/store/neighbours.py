@@ -9,7 +9,9 @@ full-text index finds a turn by its neighbour's words too.
 Deletion must stay final: before the rows of a deletion go, every other row carrying one of
 them gets its own part back (one SQL update, `split_part` on the separator) and a null
 `context_id`. The update rewrites those rows, so the old copies are deleted rows that the
-deletion's prune removes from the data and index files like the deleted rows themselves.
+deletion's prune removes from the data and index files like the deleted rows themselves;
+the rewritten rows are folded into the full-text index as appended ones are. A table whose
+rows carry nothing (general banks, tables from before) costs one null-statistics check.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from memory.store.indices import FTS_COLUMN
 from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR
 
 ID_LIST_MAX = 2_000
-"""Ids put in one `IN (...)` filter; longer lists scan the carriers and match in Arrow."""
+"""Deleted ids looked up with one `IN (...)` filter; more scan every carrier and match in
+Arrow (a full scan of two columns beats a filter of a long list)."""
 OWN_PART = f"split_part({FTS_COLUMN}, chr({ord(CONTEXT_SEPARATOR)}), 1)"
 """SQL for a row's own part of `search_text` (all of it when it carries no turn)."""
 
@@ -52,16 +55,13 @@ def carriers(table: Any, predicate: str) -> list[str]:
 
 
 def drop_carried(table: Any, entry_ids: Sequence[str]) -> None:
-    """Give the rows of `entry_ids` their own index text back and a null `context_id`."""
-    for start in range(0, len(entry_ids), ID_LIST_MAX):
-        where = filters.conjoin(
-            filters.one_of("entry_id", entry_ids[start : start + ID_LIST_MAX]),
-            f"{CONTEXT_COLUMN} IS NOT NULL",
-        )
-        table.update(
-            where=where,
-            values_sql={FTS_COLUMN: OWN_PART, CONTEXT_COLUMN: "CAST(NULL AS STRING)"},
-        )
+    """Give the rows of `entry_ids` their own index text back and a null `context_id`, in
+    one commit (LanceDB rewrites those rows whole: one commit of many ids is several times
+    faster than many commits of few, bench/RESULTS.md issue 14)."""
+    where = filters.conjoin(filters.one_of("entry_id", entry_ids), f"{CONTEXT_COLUMN} IS NOT NULL")
+    table.update(
+        where=where, values_sql={FTS_COLUMN: OWN_PART, CONTEXT_COLUMN: "CAST(NULL AS STRING)"}
+    )
 
 
 def _any_carried(lance: Any) -> bool:
