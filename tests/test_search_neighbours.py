@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from memory.clock import FixedClock
 from memory.context import Context
 from memory.entries.delete import forget
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.store import LanceStore
+from memory.store import LanceStore, filters
+from memory.store.locks import bank_lock
 from memory.store.schema import CONTEXT_SEPARATOR
 
 ASK = "Any dinner tips for Bilbao, quokka lover here?"
@@ -140,3 +143,41 @@ def test_retention_and_compaction_leave_no_copy_in_a_kept_turn(
         search_text, context = rows[entry.content]
         assert context is None or context in {e.id for e in kept}
         assert not [word for word in covered if word in search_text]
+
+
+def _waiting_on(lock_file: Path) -> bool:
+    """Return True when some process or thread waits for an flock on `lock_file`."""
+    inode = lock_file.stat().st_ino
+    lines = Path("/proc/locks").read_text().splitlines()
+    return any("->" in line and f":{inode} " in line for line in lines)
+
+
+def test_a_write_reads_the_turn_before_only_after_a_running_deletion(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    """A deletion holds the bank's lock from its carrier scan to its prune; a conversation
+    write waits for it, so it never carries a turn that the deletion is removing."""
+    (asked,) = entries.write(ctx, conv, [_said("Ann", ASK)])
+    lock_file = tmp_path / "db" / "_locks" / f"{conv.id}.bank.lock"
+    done: list[Exception | None] = []
+
+    def write() -> None:
+        try:
+            entries.write(ctx, conv, [_said("Bob", ANSWER)], run_hooks=False)
+            done.append(None)
+        except Exception as exc:  # handed to the test thread
+            done.append(exc)
+
+    with bank_lock(ctx.store.uri, conv.id, timeout=None):  # a deletion in progress ...
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not _waiting_on(lock_file) and not done and time.monotonic() < deadline:
+            time.sleep(0.01)  # wait for a condition, not for time: the writer must block
+        assert not done and _waiting_on(lock_file)
+        ctx.store.drop_neighbours_of(conv.id, filters.equals("entry_id", asked.id))
+        ctx.store.delete_where(conv.id, filters.equals("entry_id", asked.id))  # ... ends
+    writer.join()
+    assert done == [None]
+    assert _index_rows(ctx, conv)[ANSWER] == (f"1 November 2026\nBob: {ANSWER}", None)
+    assert _files_containing(tmp_path / "db", b"quokka") == []

@@ -12,19 +12,25 @@ said a turn is its own: a name then finds that person's turns, not the replies t
 General banks keep their text as it is.
 
 Deletion stays final: deleting a turn first takes it out of the index text of the turn
-carrying it (`memory.store.neighbours`, called by `memory.purge`). The turn before is the
+carrying it (`memory.store.neighbours`, called by `memory.purge` under the bank's lock), and
+a write reads the turns it carries and commits under the same lock (`writer.write`), so a
+deletion never misses a carrier written while it runs (on object storage the lock holds
+within one process, as for every deletion). The turn before is the
 latest stored turn of the key at or before the new one's time (`created_at`, then write
 order) or the previous one in the same write; summaries are never carried.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-from itertools import pairwise
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory.entries.chunking import Chunks
 from memory.models import Bank, Entry
@@ -56,15 +62,14 @@ def _day_text(day: date) -> str:
 
 def search_columns(
     store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
-) -> SearchColumns | None:
-    """Return the `search_text` and `context_id` of every chunk row of `written`, or None for
-    a general bank (the store derives `speaker: text` itself).
+) -> SearchColumns:
+    """Return the `search_text` and `context_id` of every chunk row of a conversation
+    bank's `written` (a general bank's the store derives: `speaker: text`).
 
     Each chunk is indexed after its entry's date; a turn's first chunk also carries the turn
-    before it (module docstring). Reads the key's stored turns once per write.
+    before it (module docstring). Reads the keys' stored turns: the caller holds the bank's
+    lock from here to its commit, so no deletion of a carried turn falls in between.
     """
-    if bank.type != "conversation":
-        return None
     before = _turns_before(store, bank, written, split)
     texts: list[str] = []
     context: list[str | None] = []
@@ -91,13 +96,41 @@ def _turns_before(
     store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
 ) -> dict[int, tuple[str, str]]:
     """Return, by position in `written`, the (entry id, text) of the turn before each new
-    turn: the previous one of its key, in this write or stored."""
-    turns = [p for p, entry in enumerate(written) if entry.kind == "entry"]
-    if not turns:
+    turn: the previous one of its key, in this write or stored (stored turns at the same
+    time come first: they were written earlier)."""
+    by_key: dict[str, list[int]] = {}
+    for position, entry in enumerate(written):
+        if entry.kind == "entry":
+            by_key.setdefault(entry.key, []).append(position)
+    if not by_key:
         return {}
-    keys = sorted({written[p].key for p in turns})
-    latest = max(written[p].created_at for p in turns)
-    stored = store.scan(
+    latest = max(written[p].created_at for positions in by_key.values() for p in positions)
+    stored = _stored_timelines(store, bank, sorted(by_key), latest)
+    before: dict[int, str] = {}
+    for key, positions in by_key.items():
+        times, ids = stored.get(key, _NO_TIMELINE)
+        previous: tuple[int, str] | None = None  # the last new turn placed, (time, id)
+        for position in sorted(positions, key=lambda p: (written[p].created_at, p)):
+            moment = _micros(written[position].created_at)
+            older = bisect_right(times, moment)  # stored turns at or before this one
+            if previous is not None and (not older or previous[0] >= times[older - 1]):
+                before[position] = previous[1]
+            elif older:
+                before[position] = ids[older - 1]
+            previous = (moment, written[position].id)
+    return _with_texts(store, bank, written, split, before)
+
+
+_NO_TIMELINE: tuple[list[int], list[str]] = ([], [])
+
+
+def _stored_timelines(
+    store: Store, bank: Bank, keys: list[str], latest: datetime
+) -> dict[str, tuple[list[int], list[str]]]:
+    """Return, per key, its stored turns up to `latest` in order: (times in us, entry ids).
+
+    One scan of four columns, sorted in Arrow; only the keys' rows are read (key index)."""
+    table = store.scan(
         bank.id,
         columns=["entry_id", "key", "created_at", "seq"],
         where=filters.conjoin(
@@ -106,23 +139,28 @@ def _turns_before(
             "chunk_index = 0",
             f"created_at <= {filters.timestamp_literal(latest)}",
         ),
-    ).to_pydict()
-    # one timeline per key: stored turns by (time, write order), then this write's turns
-    timeline: dict[str, list[tuple[datetime, int, int, str]]] = {key: [] for key in keys}
-    for entry_id, key, created_at, seq in zip(
-        stored["entry_id"], stored["key"], stored["created_at"], stored["seq"], strict=True
-    ):
-        timeline[key].append((created_at, 0, seq, entry_id))
-    for position in turns:
-        entry = written[position]
-        timeline[entry.key].append((entry.created_at, 1, position, entry.id))
-    before: dict[int, str] = {}
-    for events in timeline.values():
-        events.sort()
-        for (_, _, _, previous), (_, new, position, _) in pairwise(events):
-            if new:
-                before[position] = previous
-    return _with_texts(store, bank, written, split, before)
+    )
+    if not table.num_rows:
+        return {}
+    table = table.sort_by([("key", "ascending"), ("created_at", "ascending"), ("seq", "ascending")])
+    runs = pc.run_end_encode(table.column("key").combine_chunks())
+    times = table.column("created_at").cast(pa.int64()).to_pylist()
+    ids = table.column("entry_id").to_pylist()
+    out: dict[str, tuple[list[int], list[str]]] = {}
+    start = 0
+    for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
+        out[key] = (times[start:end], ids[start:end])
+        start = end
+    return out
+
+
+def _micros(moment: datetime) -> int:
+    """Return a UTC datetime as microseconds since the epoch (the stored timestamps' unit)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def _with_texts(
@@ -144,7 +182,9 @@ def _with_texts(
             bank.id,
             columns=["entry_id", "text"],
             where=filters.conjoin(
-                filters.one_of("entry_id", wanted), "chunk_index = chunk_count - 1"
+                filters.one_of("key", sorted({written[p].key for p in before})),
+                filters.one_of("entry_id", wanted),
+                "chunk_index = chunk_count - 1",
             ),
         ).to_pydict()
         texts.update(zip(rows["entry_id"], rows["text"], strict=True))
