@@ -181,3 +181,16 @@ def test_a_write_reads_the_turn_before_only_after_a_running_deletion(
     assert done == [None]
     assert _index_rows(ctx, conv)[ANSWER] == (f"1 November 2026\nBob: {ANSWER}", None)
     assert _files_containing(tmp_path / "db", b"quokka") == []
+
+
+def test_a_long_turn_before_is_carried_by_its_last_chunk(ctx: Context) -> None:
+    bank = banks.create(ctx, BankCreate(name="acc", type="conversation", mode="accurate"))
+    long = " ".join(f"word{n}" for n in range(300)) + " finale."
+    (first,) = entries.write(ctx, bank, [_said("Ann", long)])
+    entries.write(ctx, bank, [_said("Bob", "Short reply.")])
+    chunks = ctx.store.scan(bank.id, columns=["entry_id", "chunk_index", "text"]).to_pylist()
+    mine = sorted((r["chunk_index"], r["text"]) for r in chunks if r["entry_id"] == first.id)
+    assert len(mine) > 1
+    search_text, context = _index_rows(ctx, bank)["Short reply."]
+    assert context == first.id
+    assert search_text.endswith(f"{CONTEXT_SEPARATOR}{mine[-1][1]}")

@@ -95,9 +95,9 @@ def _clean(text: str) -> str:
 def _turns_before(
     store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
 ) -> dict[int, tuple[str, str]]:
-    """Return, by position in `written`, the (entry id, text) of the turn before each new
-    turn: the previous one of its key, in this write or stored (stored turns at the same
-    time come first: they were written earlier)."""
+    """Return, by position in `written`, the (entry id, text of its last chunk) of the turn
+    before each new turn: the previous one of its key, in this write or stored (stored
+    turns at the same time come first: they were written earlier)."""
     by_key: dict[str, list[int]] = {}
     for position, entry in enumerate(written):
         if entry.kind == "entry":
@@ -106,37 +106,51 @@ def _turns_before(
         return {}
     latest = max(written[p].created_at for positions in by_key.values() for p in positions)
     stored = _stored_timelines(store, bank, sorted(by_key), latest)
-    before: dict[int, str] = {}
+    before: dict[int, tuple[str, str]] = {}
     for key, positions in by_key.items():
-        times, ids = stored.get(key, _NO_TIMELINE)
-        previous: tuple[int, str] | None = None  # the last new turn placed, (time, id)
+        timeline = stored.get(key)
+        times = timeline.times if timeline else []
+        previous: tuple[int, str, str] | None = None  # the last new turn placed
         for position in sorted(positions, key=lambda p: (written[p].created_at, p)):
             moment = _micros(written[position].created_at)
             older = bisect_right(times, moment)  # stored turns at or before this one
             if previous is not None and (not older or previous[0] >= times[older - 1]):
-                before[position] = previous[1]
-            elif older:
-                before[position] = ids[older - 1]
-            previous = (moment, written[position].id)
-    return _with_texts(store, bank, written, split, before)
+                before[position] = previous[1:]
+            elif timeline is not None and older:
+                before[position] = timeline.turn(older - 1)
+            entry = written[position]
+            previous = (moment, entry.id, split[position].texts[-1])
+    return before
 
 
-_NO_TIMELINE: tuple[list[int], list[str]] = ([], [])
+@dataclass(frozen=True)
+class _Timeline:
+    """A key's stored turns up to the write's time, in order (their last chunks)."""
+
+    times: list[int]
+    """Microseconds since the epoch, ascending (ties in write order)."""
+    rows: pa.Table
+    """entry_id and text, in the same order."""
+
+    def turn(self, index: int) -> tuple[str, str]:
+        """Return the (entry id, text) of the turn at `index`."""
+        return self.rows["entry_id"][index].as_py(), self.rows["text"][index].as_py()
 
 
 def _stored_timelines(
     store: Store, bank: Bank, keys: list[str], latest: datetime
-) -> dict[str, tuple[list[int], list[str]]]:
-    """Return, per key, its stored turns up to `latest` in order: (times in us, entry ids).
+) -> dict[str, _Timeline]:
+    """Return the stored turns of each key up to `latest`, in order.
 
-    One scan of four columns, sorted in Arrow; only the keys' rows are read (key index)."""
+    One scan (the key index narrows it to the keys' rows) of each turn's last chunk, sorted
+    in Arrow; only the times become Python values, a text only when it is carried."""
     table = store.scan(
         bank.id,
-        columns=["entry_id", "key", "created_at", "seq"],
+        columns=["entry_id", "key", "created_at", "seq", "text"],
         where=filters.conjoin(
             filters.one_of("key", keys),
             filters.equals("kind", "entry"),
-            "chunk_index = 0",
+            "chunk_index = chunk_count - 1",
             f"created_at <= {filters.timestamp_literal(latest)}",
         ),
     )
@@ -145,11 +159,11 @@ def _stored_timelines(
     table = table.sort_by([("key", "ascending"), ("created_at", "ascending"), ("seq", "ascending")])
     runs = pc.run_end_encode(table.column("key").combine_chunks())
     times = table.column("created_at").cast(pa.int64()).to_pylist()
-    ids = table.column("entry_id").to_pylist()
-    out: dict[str, tuple[list[int], list[str]]] = {}
+    rows = table.select(["entry_id", "text"])
+    out: dict[str, _Timeline] = {}
     start = 0
     for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
-        out[key] = (times[start:end], ids[start:end])
+        out[key] = _Timeline(times[start:end], rows.slice(start, end - start))
         start = end
     return out
 
@@ -161,31 +175,3 @@ def _micros(moment: datetime) -> int:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-
-
-def _with_texts(
-    store: Store,
-    bank: Bank,
-    written: Sequence[Entry],
-    split: Sequence[Chunks],
-    before: dict[int, str],
-) -> dict[int, tuple[str, str]]:
-    """Return `before` with the text of each previous turn's last chunk."""
-    fresh = {entry.id: chunks for entry, chunks in zip(written, split, strict=True)}
-    texts: dict[str, str] = {}
-    for entry_id in set(before.values()):
-        if entry_id in fresh:
-            texts[entry_id] = fresh[entry_id].texts[-1]
-    wanted = sorted(set(before.values()).difference(texts))
-    if wanted:
-        rows = store.scan(
-            bank.id,
-            columns=["entry_id", "text"],
-            where=filters.conjoin(
-                filters.one_of("key", sorted({written[p].key for p in before})),
-                filters.one_of("entry_id", wanted),
-                "chunk_index = chunk_count - 1",
-            ),
-        ).to_pydict()
-        texts.update(zip(rows["entry_id"], rows["text"], strict=True))
-    return {p: (e, texts[e]) for p, e in before.items() if e in texts}
