@@ -93,7 +93,7 @@ def _rows(
     rng: np.random.Generator, start: int, created: list[datetime], vectors: pa.Array
 ) -> pa.Table:
     count = len(created)
-    text = [f"turn {start + i} about an order" for i in range(count)]
+    text = [_text(start + i) for i in range(count)]
     empty = pa.ListArray.from_arrays(
         pa.array(np.zeros(count + 1, np.int32)), pa.array([], pa.string())
     )
@@ -121,6 +121,11 @@ def _rows(
     )
 
 
+def _text(number: int) -> str:
+    """Return the text of entry `number`."""
+    return f"turn {number} about an order"
+
+
 def _carrying(rows: pa.Table, start: int, last: dict[str, int]) -> pa.Table:
     """Return `rows` with the writer's neighbour columns: `search_text` carrying the text of
     the previous row of the same key, `context_id` naming it (`last`: key -> row number)."""
@@ -131,7 +136,7 @@ def _carrying(rows: pa.Table, start: int, last: dict[str, int]) -> pa.Table:
         before = last.get(key)
         last[key] = start + offset
         own = f"ana: {text}"
-        texts.append(own if before is None else f"{own}{CONTEXT_SEPARATOR}turn {before}")
+        texts.append(own if before is None else f"{own}{CONTEXT_SEPARATOR}{_text(before)}")
         ids.append(None if before is None else uuid.UUID(int=before).hex)
     rows = rows.append_column("search_text", pa.array(texts, pa.string()))
     return rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
