@@ -194,3 +194,19 @@ def test_a_long_turn_before_is_carried_by_its_last_chunk(ctx: Context) -> None:
     search_text, context = _index_rows(ctx, bank)["Short reply."]
     assert context == first.id
     assert search_text.endswith(f"{CONTEXT_SEPARATOR}{mine[-1][1]}")
+
+
+def test_the_neighbour_index_can_be_turned_off_for_new_turns(ctx: Context, conv: Bank) -> None:
+    ctx.settings = ctx.settings.model_copy(update={"neighbour_index": False})
+    entries.write(ctx, conv, [_said("Ann", ASK)])
+    entries.write(ctx, conv, [_said("Bob", ANSWER)])
+    assert _index_rows(ctx, conv)[ANSWER] == (f"1 November 2026\nBob: {ANSWER}", None)
+    assert _fts(ctx, conv, "quokka") == [ASK]
+
+
+def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.settings import Settings
+
+    assert Settings().neighbour_index is True
+    monkeypatch.setenv("MEMBANK_NEIGHBOUR_INDEX", "0")
+    assert Settings().neighbour_index is False

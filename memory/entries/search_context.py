@@ -61,16 +61,22 @@ def _day_text(day: date) -> str:
 
 
 def search_columns(
-    store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
+    store: Store,
+    bank: Bank,
+    written: Sequence[Entry],
+    split: Sequence[Chunks],
+    *,
+    carry: bool = True,
 ) -> SearchColumns:
     """Return the `search_text` and `context_id` of every chunk row of a conversation
     bank's `written` (a general bank's the store derives: `speaker: text`).
 
     Each chunk is indexed after its entry's date; a turn's first chunk also carries the turn
-    before it (module docstring). Reads the keys' stored turns: the caller holds the bank's
-    lock from here to its commit, so no deletion of a carried turn falls in between.
+    before it (module docstring) unless `carry` is False (`Settings.neighbour_index`). Reads
+    the keys' stored turns: the caller holds the bank's lock from here to its commit, so no
+    deletion of a carried turn falls in between.
     """
-    before = _turns_before(store, bank, written, split)
+    before = _turns_before(store, bank, written, split) if carry else {}
     texts: list[str] = []
     context: list[str | None] = []
     for position, (entry, chunks) in enumerate(zip(written, split, strict=True)):

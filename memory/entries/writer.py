@@ -8,7 +8,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -81,12 +81,19 @@ def write(
         purge.finish(ctx, bank, wait=0)
     if bank.type != "conversation":
         ctx.store.add_rows(bank.id, table)
-    else:  # the turns before ours, read and carried with no deletion in between
-        with bank_lock(ctx.store.uri, bank.id, timeout=None):
-            derived = search_context.search_columns(ctx.store, bank, written, split)
-            table = table.append_column("search_text", pa.array(derived.search_text, pa.string()))
-            table = table.append_column("context_id", pa.array(derived.context_id, pa.string()))
-            ctx.store.add_rows(bank.id, table)
+        return _after(ctx, bank, written, run_hooks)
+    carry = ctx.settings.neighbour_index
+    # the turns before ours are read and carried with no deletion in between
+    with bank_lock(ctx.store.uri, bank.id, timeout=None) if carry else nullcontext():
+        derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
+        table = table.append_column("search_text", pa.array(derived.search_text, pa.string()))
+        table = table.append_column("context_id", pa.array(derived.context_id, pa.string()))
+        ctx.store.add_rows(bank.id, table)
+    return _after(ctx, bank, written, run_hooks)
+
+
+def _after(ctx: Context, bank: Bank, written: list[Entry], run_hooks: bool) -> list[Entry]:
+    """Run the context's after-write step (inline compaction) on the keys written."""
     if run_hooks and ctx.after_write is not None:
         ctx.after_write(ctx, bank, {e.key for e in written})
     return written
