@@ -364,8 +364,9 @@ def test_ties_are_ordered_by_entry_id(ctx: Context, crowd: Bank, method: SearchM
 def test_identical_entries_come_back_in_a_fixed_order(
     ctx: Context, conv: Bank, method: SearchMethod
 ) -> None:
+    # one key each: in one key a turn's index would also carry the (identical) turn before
     written = entries.write(
-        ctx, conv, [EntryIn(key="k", speaker="ann", content="tied note") for _ in range(120)]
+        ctx, conv, [EntryIn(key=f"k{n}", speaker="ann", content="tied note") for n in range(120)]
     )
     by_id = sorted(e.id for e in written)
     for k in (3, 10, 50, 120):
