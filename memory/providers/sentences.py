@@ -44,6 +44,10 @@ _VERBS = _AUXILIARIES | frozenset(
     for base in _BASE_VERBS.split()
     for form in (base, base + "s", base + "es", base[:-1] + "ies" if base.endswith("y") else base)
 )
+_SECOND_PERSON_TEXT = "you you're you've you'll you'd your yours yourself yourselves"
+_SECOND_PERSON = frozenset(_SECOND_PERSON_TEXT.split())
+_FIRST_PERSON_TEXT = "i i'm i've i'll i'd me my mine myself we we're we've we'll we'd us our ours"
+_FIRST_PERSON = frozenset(_FIRST_PERSON_TEXT.split())
 _CONTRACTION = re.compile(r"^\w+['’](?:m|s|re|ve|ll|d)$", re.IGNORECASE)
 
 
@@ -90,3 +94,11 @@ def fragment_share(summary: str) -> float:
     """Return the share of a summary's sentences that are fragments (0.0 when it has none)."""
     found = sentences(summary)
     return sum(map(is_fragment, found)) / len(found) if found else 0.0
+
+
+def addressed(text: str) -> bool:
+    """Return whether a sentence speaks of the listener and not of the speaker: a
+    second-person word ("you", "your") and no first-person one ("You've got guts." is,
+    "I told you about it." is not)."""
+    words = {word.lower().replace("’", "'") for word in _WORD.findall(text)}
+    return bool(words & _SECOND_PERSON) and not words & _FIRST_PERSON
