@@ -19,9 +19,10 @@ from memory.providers.tokens import encode
 class Tuning:
     """Scoring knobs, measured on LoCoMo with bench/summarizer_probe.py."""
 
-    decay: float = 0.8
+    decay: float = 0.9
     """Value kept by a word each time a chosen clause already covers it (a topic that comes
-    back in a conversation usually comes back with a new fact: 0.6 lost them)."""
+    back in a conversation usually comes back with a new fact: 0.6 lost them; repeats of one
+    fact are caught by the near-duplicate test, not by this)."""
     first_bonus: float = 1.5
     """Weight multiplier for a word's first mention in the input."""
     salient_boost: float = 2.5
