@@ -1,6 +1,6 @@
 """Rules of the extractive summary added for compaction retention (issue 14, session 8):
-replies about the listener rank below the speaker's own facts, and the summary fills its
-budget."""
+replies about the listener rank below the speaker's own facts, numbers in words count as
+numbers, and the summary fills its budget."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from memory.providers import summarize, summary_pick
-from memory.providers.sentences import addressed, is_fragment
+from memory.providers import sentences, summarize, summary_pick
+from memory.providers.sentences import addressed, is_fragment, is_number
 from memory.providers.summarize import LABEL, extractive_summary
 from memory.providers.tokens import count_tokens
 
@@ -76,3 +76,33 @@ def test_the_summary_fills_its_budget_without_exceeding_it(budget: int) -> None:
 def test_without_the_top_up_the_same_summary_ends_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(summarize, "TOP_UP_ROUNDS", 0)
     assert count_tokens(extractive_summary(CLAUSES, 400)) < 400 - 4
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("3", True), ("2024-03-02", True), ("three", True), ("Dozen", True), ("one", False)],
+)
+def test_numbers_in_digits_or_words(word: str, expected: bool) -> None:
+    assert is_number(word) is expected
+    assert not is_number("throne")
+
+
+PRINTS = ["Ana: The gallery sold colourful prints.", "Ana: The gallery sold twelve prints."]
+
+
+def test_a_number_in_words_counts_like_digits() -> None:
+    budget = count_tokens(LABEL) + max(count_tokens(line) for line in PRINTS) + 1
+    summary = extractive_summary(PRINTS, budget)
+    assert "twelve prints" in summary and "colourful" not in summary
+
+
+def test_without_number_words_the_count_would_lose(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sentences, "_NUMBER_WORDS", frozenset())
+    budget = count_tokens(LABEL) + max(count_tokens(line) for line in PRINTS) + 1
+    assert "colourful prints" in extractive_summary(PRINTS, budget)
+
+
+def test_facts_that_differ_in_their_number_words_are_not_merged() -> None:
+    lines = ["Ana: We adopted two cats and three dogs.", "Ana: We adopted three cats and two dogs."]
+    summary = extractive_summary(lines, 100)
+    assert "two cats and three dogs" in summary and "three cats and two dogs" in summary

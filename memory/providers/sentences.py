@@ -48,6 +48,11 @@ _SECOND_PERSON_TEXT = "you you're you've you'll you'd your yours yourself yourse
 _SECOND_PERSON = frozenset(_SECOND_PERSON_TEXT.split())
 _FIRST_PERSON_TEXT = "i i'm i've i'll i'd me my mine myself we we're we've we'll we'd us our ours"
 _FIRST_PERSON = frozenset(_FIRST_PERSON_TEXT.split())
+_NUMBER_TEXT = """
+    two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand million billion dozen"""
+_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
 _CONTRACTION = re.compile(r"^\w+['’](?:m|s|re|ve|ll|d)$", re.IGNORECASE)
 
 
@@ -102,3 +107,9 @@ def addressed(text: str) -> bool:
     "I told you about it." is not)."""
     words = {word.lower().replace("’", "'") for word in _WORD.findall(text)}
     return bool(words & _SECOND_PERSON) and not words & _FIRST_PERSON
+
+
+def is_number(word: str) -> bool:
+    """Return whether a word is a number, in digits ("3", "2024-03-02") or in words ("three",
+    "dozen"; not "one", which is as often a pronoun)."""
+    return any(c.isdigit() for c in word) or word.lower() in _NUMBER_WORDS

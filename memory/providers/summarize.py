@@ -12,7 +12,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from memory.providers.sentences import SENTENCE_END, addressed, is_fragment, split_speaker
+from memory.providers.sentences import (
+    SENTENCE_END,
+    addressed,
+    is_fragment,
+    is_number,
+    split_speaker,
+)
 from memory.providers.summary_pick import Unit, pick, unit_value, word_weights
 from memory.providers.tokens import count_tokens
 
@@ -34,6 +40,7 @@ _DATE_TEXT = """
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
     saturday sunday yesterday today tomorrow week weekend month year"""
 _DATE_WORDS = frozenset(_DATE_TEXT.split())
+
 _STOPWORD_TEXT = """
     a an the and or but if then so of to in on at by for with from about as into over
     after before up down out off than too very just really also still even ever again here
@@ -158,13 +165,13 @@ def _content_words(text: str, names: frozenset[str]) -> list[str]:
 
 
 def _salient(text: str, words: set[str]) -> frozenset[str]:
-    """Return the content words of text that are numbers, dates or capitalised names."""
+    """Return the content words of text that are numbers (in digits or words: "three
+    turtles" counts like "3 turtles"), dates or capitalised names."""
     found = set()
     for index, word in enumerate(_WORD.findall(text)):
         lower = word.lower()
-        if lower in words and (
-            any(c.isdigit() for c in word) or lower in _DATE_WORDS or (index and word[0].isupper())
-        ):
+        number = is_number(word)
+        if lower in words and (number or lower in _DATE_WORDS or (index and word[0].isupper())):
             found.add(lower)
     return frozenset(found)
 

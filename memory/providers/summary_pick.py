@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.providers.sentences import is_number
 from memory.providers.tokens import encode
 
 
@@ -139,7 +140,8 @@ def _near_duplicate(unit: Unit, chosen: dict[str, list[Unit]]) -> bool:
 
     It does when unit's content words appear in it in the same order, or when they share at
     least 80% of their words and the same numbers in the same order. Word sets alone are not
-    enough: "Invoice 7 costs 9 dollars" and "Invoice 9 costs 7 dollars" are two facts.
+    enough: "Invoice 7 costs 9 dollars" and "Invoice 9 costs 7 dollars" are two facts, and
+    so are "two cats and three dogs" and "three cats and two dogs".
     """
     words = set(unit.words)
     numbers = _numbers(unit.sequence)
@@ -161,8 +163,8 @@ def _in_order(sequence: Sequence[str], other: Sequence[str]) -> bool:
 
 
 def _numbers(sequence: Sequence[str]) -> list[str]:
-    """Return the words of sequence that hold a digit, in order."""
-    return [word for word in sequence if any(c.isdigit() for c in word)]
+    """Return the words of sequence that are numbers (digits or number words), in order."""
+    return [word for word in sequence if is_number(word)]
 
 
 def _select(
