@@ -1,7 +1,7 @@
 """Retention and a one-entry forget over 1,000,000 entries: membank vs the same final deletion
 done by hand with LanceDB's public API, on identical tables.
 
-Usage: python bench/retention.py [--entries 1000000] [--expired 0.33] [--dir DIR]
+Usage: python bench/retention.py [--entries 1000000] [--expired 0.33] [--dir DIR] [--neighbours]
 
 Two identical tables are built the way a bank grows: entries appended in time order (one
 Arrow batch per 100,000 entries, appended by the store in slices of one index segment),
@@ -15,6 +15,10 @@ older than the retention.
   delete_unverified=True)`;
 - then one-entry forgets on each copy (5 entries, alternating which side goes first,
   medians): `memory.entries.forget` vs the same three steps by hand with `entry_id = X`.
+With `--neighbours` every row carries the turn before it in its key (`search_text`,
+`context_id`) as conversation turns do since issue 14, so membank also takes the deleted
+turns out of the rows after them; the by-hand side does the same rewrite with the same
+public calls (a scan for the carriers, one `table.update`) before its three steps.
 Target: membank at most 1.1x the baseline, for each. The last line of stdout is a JSON object.
 """
 
@@ -34,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,6 +49,7 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank, BankCreate
 from memory.store import LanceStore, filters
+from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR
 from memory.testing import HashingEmbedder
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -59,8 +65,11 @@ def context(uri: str) -> Context:
     )
 
 
-def build(ctx: Context, entries: int, retention_days: int, seed: int = 11) -> Bank:
-    """Create bank `bench` with `entries` entries appended oldest first over SPAN."""
+def build(
+    ctx: Context, entries: int, retention_days: int, seed: int = 11, *, neighbours: bool = False
+) -> Bank:
+    """Create bank `bench` with `entries` entries appended oldest first over SPAN (each
+    carrying the turn before it in its key, as conversation turns do, with `neighbours`)."""
     bank = banks.create(
         ctx, BankCreate(name="bench", type="conversation", retention_days=retention_days)
     )
@@ -70,10 +79,12 @@ def build(ctx: Context, entries: int, retention_days: int, seed: int = 11) -> Ba
     block /= np.linalg.norm(block, axis=1, keepdims=True)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
     step = SPAN / entries
+    last: dict[str, int] | None = {} if neighbours else None
     for start in range(0, entries, BATCH):
         count = min(BATCH, entries - start)
         created = [NOW - SPAN + step * (start + i) for i in range(count)]
-        ctx.store.add_rows(bank.id, _rows(rng, start, created, vectors.slice(0, count)))
+        rows = _rows(rng, start, created, vectors.slice(0, count))
+        ctx.store.add_rows(bank.id, rows if last is None else _carrying(rows, start, last))
     ctx.store.maintain(bank.id)
     return bank
 
@@ -82,7 +93,7 @@ def _rows(
     rng: np.random.Generator, start: int, created: list[datetime], vectors: pa.Array
 ) -> pa.Table:
     count = len(created)
-    text = [f"turn {start + i} about an order" for i in range(count)]
+    text = [_text(start + i) for i in range(count)]
     empty = pa.ListArray.from_arrays(
         pa.array(np.zeros(count + 1, np.int32)), pa.array([], pa.string())
     )
@@ -110,9 +121,33 @@ def _rows(
     )
 
 
-def by_hand(table: Any, predicate: str) -> float:
-    """Return the seconds LanceDB's public API takes to delete `predicate` for good."""
+def _text(number: int) -> str:
+    """Return the text of entry `number`."""
+    return f"turn {number} about an order"
+
+
+def _carrying(rows: pa.Table, start: int, last: dict[str, int]) -> pa.Table:
+    """Return `rows` with the writer's neighbour columns: `search_text` carrying the text of
+    the previous row of the same key, `context_id` naming it (`last`: key -> row number)."""
+    texts, ids = [], []
+    for offset, (key, text) in enumerate(
+        zip(rows.column("key").to_pylist(), rows.column("text").to_pylist(), strict=True)
+    ):
+        before = last.get(key)
+        last[key] = start + offset
+        own = f"ana: {text}"
+        texts.append(own if before is None else f"{own}{CONTEXT_SEPARATOR}{_text(before)}")
+        ids.append(None if before is None else uuid.UUID(int=before).hex)
+    rows = rows.append_column("search_text", pa.array(texts, pa.string()))
+    return rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+
+
+def by_hand(table: Any, predicate: str, neighbours: bool = False) -> float:
+    """Return the seconds LanceDB's public API takes to delete `predicate` for good (with
+    `neighbours`, first rewriting the rows that carry a deleted turn, with the same SQL)."""
     started = time.perf_counter()
+    if neighbours:
+        _rewrite_carriers_by_hand(table, predicate)
     table.delete(predicate)
     table.to_lance().optimize.compact_files(
         materialize_deletions=True,
@@ -125,12 +160,32 @@ def by_hand(table: Any, predicate: str) -> float:
     return time.perf_counter() - started
 
 
-def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
+def _rewrite_carriers_by_hand(table: Any, predicate: str) -> None:
+    """Null the carried turn of every row outside `predicate` that carries one inside it."""
+    lance = table.to_lance()
+    doomed = pc.unique(lance.to_table(columns=["entry_id"], filter=predicate).column(0))
+    rows = lance.to_table(columns=["entry_id", CONTEXT_COLUMN], filter="context_id IS NOT NULL")
+    rows = rows.filter(pc.is_in(rows.column(CONTEXT_COLUMN), doomed))
+    carriers = pc.unique(rows.column("entry_id")).to_pylist()
+    carriers = sorted(set(carriers).difference(doomed.to_pylist()))
+    if carriers:
+        table.update(
+            where=f"{filters.one_of('entry_id', carriers)} AND context_id IS NOT NULL",
+            values_sql={
+                "search_text": "split_part(search_text, chr(30), 1)",
+                CONTEXT_COLUMN: "CAST(NULL AS STRING)",
+            },
+        )
+    table.checkout_latest()
+
+
+def run(folder: Path, entries: int, expired: float, neighbours: bool = False) -> dict[str, object]:
     """Return the benchmark's figures, building both copies under `folder`."""
     days = round(SPAN.days * (1 - expired))
     ctx_a, ctx_b = context(str(folder / "a")), context(str(folder / "b"))
     started = time.perf_counter()
-    bank_a, bank_b = build(ctx_a, entries, days), build(ctx_b, entries, days)
+    bank_a = build(ctx_a, entries, days, neighbours=neighbours)
+    bank_b = build(ctx_b, entries, days, neighbours=neighbours)
     print(f"built 2 x {entries:,} entries in {time.perf_counter() - started:.1f} s")
     predicate = retention.plan_retention(bank_b, NOW).predicate()
     assert predicate is not None
@@ -139,7 +194,7 @@ def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
     result = retention.apply_retention(ctx_a, bank_a)
     membank_seconds = time.perf_counter() - started
     table = ctx_b.store.entries_table(bank_b.id)
-    hand_seconds = by_hand(table, predicate)
+    hand_seconds = by_hand(table, predicate, neighbours)
     remaining = ctx_a.store.count(bank_a.id)
     assert remaining == ctx_b.store.count(bank_b.id) == entries - result.deleted
     assert ctx_a.store.count(bank_a.id, predicate) == 0
@@ -158,7 +213,7 @@ def run(folder: Path, entries: int, expired: float) -> dict[str, object]:
             mine.append(time.perf_counter() - started)
 
         def hand_forget(entry_id: str = victim) -> None:
-            hand.append(by_hand(table, filters.equals("entry_id", entry_id)))
+            hand.append(by_hand(table, filters.equals("entry_id", entry_id), neighbours))
 
         for side in (membank_forget, hand_forget) if n % 2 == 0 else (hand_forget, membank_forget):
             side()
@@ -193,10 +248,16 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--expired", type=float, default=0.33, help="share older than retention")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: temp)")
+    parser.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="rows carry the turn before them (as conversation turns do since issue 14); "
+        "both sides rewrite the carriers of deleted turns",
+    )
     args = parser.parse_args()
     folder = args.dir or Path(tempfile.mkdtemp(prefix="membank-retention-"))
     try:
-        figures = run(folder, args.entries, args.expired)
+        figures = run(folder, args.entries, args.expired, args.neighbours)
     finally:
         if args.dir is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,13 +1,16 @@
 """Search latency with a key filter at 100k entries: membank `search.search` vs raw LanceDB.
 
 Usage: python bench/search.py [--entries 100000] [--keys 1000] [--queries 200] [--k 10]
-                              [--rounds 3]
+                              [--rounds 3] [--neighbours]
 
 One bank's table gets `--entries` one-chunk entries over `--keys` keys (random unit vectors,
 random words from a Zipf-distributed vocabulary), inserted through `LanceStore.add_rows` in
-one batch (which builds the key and full-text indices). Queries: a random key each and a
-few words of one of that key's entries; the query vector is precomputed, and membank gets
-it from `LookupEmbedder` (a dict lookup), so no embedding cost is measured on either side.
+one batch (which builds the key and full-text indices); with `--neighbours` each row's
+full-text text also carries the row before it in its key, as a conversation turn's does
+since issue 14 (compare with a run of the code before it, without the flag). Queries: a
+random key each and a few words of one of that key's entries; the query vector is
+precomputed, and membank gets it from `LookupEmbedder` (a dict lookup), so no embedding
+cost is measured on either side.
 
 Measured in the same run, on the same table, in interleaved order (round robin, `--rounds`
 passes over the queries; p50/p95 over every query of every round):
@@ -51,7 +54,13 @@ from memory.models import BankCreate, SearchQuery
 from memory.ports import Embedder, Vectors
 from memory.store import LanceStore, filters
 from memory.store.lance import entries_table_name
-from memory.store.schema import DERIVED_COLUMNS, ENTRY_COLUMNS, entries_schema
+from memory.store.schema import (
+    CONTEXT_COLUMN,
+    CONTEXT_SEPARATOR,
+    DERIVED_COLUMNS,
+    ENTRY_COLUMNS,
+    entries_schema,
+)
 
 DIMS = 384
 VOCABULARY = 5_000
@@ -79,8 +88,14 @@ def unit(rng: np.random.Generator, count: int) -> Vectors:
     return vectors
 
 
-def build_rows(count: int, keys: int, rng: np.random.Generator) -> tuple[pa.Table, list[str]]:
-    """Return `count` entry rows as the write path hands them to the store, and their texts."""
+def build_rows(
+    count: int, keys: int, rng: np.random.Generator, *, neighbours: bool = False
+) -> tuple[pa.Table, list[str]]:
+    """Return `count` entry rows as the write path hands them to the store, and their texts.
+
+    With `neighbours`, each row's full-text `search_text` also carries the text of the row
+    before it in its key, as a conversation turn's does (`memory.entries.search_context`).
+    """
     vocabulary = [f"w{i}" for i in range(VOCABULARY)]
     ranks = np.minimum(rng.zipf(1.2, size=(count, WORDS_PER_ENTRY)), VOCABULARY) - 1
     texts = [" ".join(vocabulary[r] for r in row) for row in ranks]
@@ -109,7 +124,17 @@ def build_rows(count: int, keys: int, rng: np.random.Generator) -> tuple[pa.Tabl
     flat = pa.array(unit(rng, count).ravel())
     arrays.append(pa.FixedSizeListArray.from_arrays(flat, DIMS))
     schema = pa.schema([*fields, entries_schema(DIMS).field("vector")])
-    return pa.Table.from_arrays(arrays, schema=schema), texts
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    if neighbours:
+        before = [None if i < keys else i - keys for i in range(count)]
+        carried = [
+            f"user: {text}" if b is None else f"user: {text}{CONTEXT_SEPARATOR}{texts[b]}"
+            for text, b in zip(texts, before, strict=True)
+        ]
+        table = table.append_column("search_text", pa.array(carried, pa.string()))
+        ids = [None if b is None else f"e{b:07d}" for b in before]
+        table = table.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+    return table, texts
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -128,13 +153,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="index each row with the row before it in its key, as conversation turns are",
+    )
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
 
     with tempfile.TemporaryDirectory(prefix="membank-search-") as tmp:
         uri = str(Path(tmp) / "db")
         started = time.perf_counter()
-        rows, texts = build_rows(args.entries, args.keys, rng)
+        rows, texts = build_rows(args.entries, args.keys, rng, neighbours=args.neighbours)
         built = time.perf_counter() - started
         store = LanceStore(uri)
         query_vectors: dict[str, np.ndarray[Any, Any]] = {}

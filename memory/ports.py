@@ -114,6 +114,10 @@ class Store(Protocol):
         """Delete every chunk row matching `predicate` in one commit (then prune)."""
         ...
 
+    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
+        """Remove the turns matching `predicate` from the index text of rows carrying them."""
+        ...
+
     def prune(self, bank_id: str) -> None:
         """Rewrite what holds deleted rows and drop every old version: deletion is final."""
         ...

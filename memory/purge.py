@@ -1,6 +1,7 @@
 """Deletes that are final: a marked delete commit, then a prune; and finishing one a crash left.
 
-A deletion marks its table "prune due" (one small commit in the table's config), then
+A deletion marks its table "prune due" (one small commit in the table's config), takes the
+doomed turns out of the index text of the turns after them (`store.neighbours`), then
 deletes in one commit, then prunes (rewrites the files holding the rows, drops old versions).
 A process killed, or a disk that fills, between the delete and the end of the prune leaves
 the mark; the next write, sweep, retention or compaction run on the table, or `membank
@@ -61,6 +62,7 @@ def delete_for_good(
     with bank_lock(ctx.store.uri, bank.id, timeout=None):
         ctx.store.delete_lab_copies(bank.account, bank.id, predicate)  # saved test runs
         ctx.store.mark_deletion(bank.id, pending=True)
+        ctx.store.drop_neighbours_of(bank.id, predicate)  # a turn's copy in the next one's index
         ctx.store.delete_where(bank.id, predicate, prune=False)
         if after_delete is not None:
             after_delete()

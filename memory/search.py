@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory import banks, validation
+from memory import banks, rerank, validation
 from memory.config import Mode
 from memory.entries import entry_from_row
 from memory.errors import InvalidInput
@@ -136,12 +136,14 @@ def search(
         calibration: how raw relevance maps to scores.
 
     Returns:
-        Up to k hits, best first, each with its calibrated score and best chunk.
+        Up to k hits, best first, each with its calibrated score and best chunk. With a
+        rerank model set (`Settings.rerank_model`), the model orders them (`memory.rerank`).
 
     Raises:
         InvalidInput: empty text, k out of range, a negative min_score, a bad time window,
             a filter value no entry can hold (blank, too long, NUL, invalid UTF-8), or a
-            speaker filter on a general bank.
+            speaker filter on a general bank; an offline rerank model.
+        ProviderError: the rerank model failed or gave no usable order.
     """
     if not query.text.strip():
         raise InvalidInput("search query is empty: give some text to search for")
@@ -153,17 +155,19 @@ def search(
     if query.since and query.until and query.since >= query.until:
         raise InvalidInput("--since must be before --until")
     validation.check_filters(bank, key=query.key, speaker=query.speaker, tags=query.tags)
+    reorder = rerank.reranker_for(ctx.settings)
+    wanted = query if reorder is None else query.model_copy(update={"k": rerank.depth(query.k)})
     mode = banks.mode_of(bank)
-    where = _where(query)
-    if query.method == "hybrid":
-        top = _hybrid(ctx, bank, mode, query, where, fetch, calibration)
+    where = _where(wanted)
+    if wanted.method == "hybrid":
+        top = _hybrid(ctx, bank, mode, wanted, where, fetch, calibration)
     else:
-        half = _ranked(ctx, bank, mode, query.method, query, where, query.k, fetch.single)
-        scale = calibration.vector if query.method == "vector" else calibration.text
+        half = _ranked(ctx, bank, mode, wanted.method, wanted, where, wanted.k, fetch.single)
+        scale = calibration.vector if wanted.method == "vector" else calibration.text
         top = [{**row, "_score": scale(float(row["_score"]))} for row in half.rows]
-    top = [row for row in top[: query.k] if row["_score"] >= floor]
+    top = [row for row in top[: wanted.k] if row["_score"] >= floor]
     _fill_content(ctx, bank, top)
-    return [
+    hits = [
         SearchHit(
             entry=entry_from_row(bank.id, row),
             score=float(row["_score"]),
@@ -172,6 +176,7 @@ def search(
         )
         for row in top
     ]
+    return hits if reorder is None else rerank.rerank(reorder, query.text, hits, query.k)
 
 
 def _hybrid(

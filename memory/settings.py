@@ -29,6 +29,12 @@ class Settings(BaseSettings):
     """litellm model used for compaction summaries (offline extractive by default)."""
     judge_model: str = "membank/heuristic-judge"
     """litellm model that judges summaries (the offline heuristic judge by default)."""
+    neighbour_index: bool = True
+    """A conversation turn's full-text index also carries the turn before it (recall; every
+    deletion then also rewrites the turns carrying a deleted one, see bench/RESULTS.md
+    issue 14). False: new turns carry nothing (set MEMBANK_NEIGHBOUR_INDEX=0)."""
+    rerank_model: str | None = None
+    """litellm model that reorders search hits (`memory.rerank`); None (default): off."""
     llm_timeout: float = 60.0
     llm_retries: int = 2
 

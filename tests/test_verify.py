@@ -257,8 +257,10 @@ def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
                 out.write(b"\0" * 4096)
         except OSError:
             pass
-    with filler.open("r+b") as out:  # room for the mark and the delete, not for the prune
-        out.truncate(max(filler.stat().st_size - 32 * 1024, 0))
+    with filler.open(
+        "r+b"
+    ) as out:  # room for the mark, the neighbour's rewrite and the delete, not the prune
+        out.truncate(max(filler.stat().st_size - 48 * 1024, 0))
 
     with pytest.raises(purge.PrunePending, match="No space left on device"):
         entries.forget(ctx, bank, _secret_id(ctx, bank, needle))

@@ -60,6 +60,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="drop hits scoring below X (calibrated scores, see README; default 0.05, "
         "0 keeps every hit)",
     )
+    search.add_argument(
+        "--rerank",
+        metavar="MODEL",
+        help="a litellm model reorders the best 30 hits (default MEMBANK_RERANK_MODEL; "
+        "unset: off). Scores stay the calibrated ones",
+    )
     search.set_defaults(handler=_search)
 
     load = commands.add_parser("load", parents=[common], help="a key's whole thread, oldest first")
@@ -101,6 +107,8 @@ def _search(args: argparse.Namespace) -> int:
 
     since, until = time_range(args.since, args.until)
     ctx = context(args)
+    if args.rerank is not None:
+        ctx.settings = ctx.settings.model_copy(update={"rerank_model": args.rerank})
     bank = banks.get(ctx, args.bank)
     query = SearchQuery(
         text=text_arg(args.query),

@@ -1,25 +1,52 @@
-"""What the full-text index sees of a conversation turn: its date, then `speaker: text`.
+"""What the full-text index sees of a conversation turn: its date, `speaker: text`, then the
+turn before it in the same key.
 
 Questions about a conversation name when things happened ("in May 2023"), so a turn's
-`search_text` starts with the turn's own date (`created_at`, as people write it). Only the
-full-text half gets it: the embedded text stays `speaker: text`. General banks keep their
-text as it is. Banks written before this keep their `search_text`; new writes get the date.
+`search_text` starts with the turn's own date (`created_at`, as people write it). Questions
+also join the two halves of an exchange ("What did Ann recommend?" is answered by "Try the
+Basque place", said after "Any dinner tips?"), so after CONTEXT_SEPARATOR a turn's first
+chunk carries the text of the last chunk of the turn before it, without its speaker (who
+said a turn is its own: a name then finds that person's turns, not the replies to them);
+`context_id` names that turn. Only the full-text half gets either: the embedded text stays
+`speaker: text` (the neighbour made vector recall worse, bench/RESULTS.md issue 14).
+General banks keep their text as it is.
 
-The previous turn of the same key is not carried into a turn's `search_text`, although it
-raised LoCoMo recall@10 most (see bench/RESULTS.md, issue 14): it would leave a copy of a
-forgotten, compacted or expired turn's words in its neighbour's index entry, and deletion
-must be final.
+Deletion stays final: deleting a turn first takes it out of the index text of the turn
+carrying it (`memory.store.neighbours`, called by `memory.purge` under the bank's lock), and
+a write reads the turns it carries and commits under the same lock (`writer.write`), so a
+deletion never misses a carrier written while it runs (on object storage the lock holds
+within one process, as for every deletion). The turn before is the
+latest stored turn of the key at or before the new one's time (`created_at`, then write
+order) or the previous one in the same write; summaries are never carried.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
-from datetime import date, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory.entries.chunking import Chunks
 from memory.models import Bank, Entry
-from memory.store.schema import index_text
+from memory.store import filters
+from memory.store.schema import CONTEXT_SEPARATOR, index_text
+
+if TYPE_CHECKING:
+    from memory.ports import Store
+
+
+@dataclass(frozen=True)
+class SearchColumns:
+    """The derived columns of a conversation write's chunk rows, one value per row."""
+
+    search_text: list[str]
+    context_id: list[str | None]
 
 
 def date_text(moment: datetime) -> str:
@@ -33,13 +60,124 @@ def _day_text(day: date) -> str:
     return f"{day.day} {day:%B} {day.year}"
 
 
-def search_texts(bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]) -> list[str] | None:
-    """Return the `search_text` of every chunk row of `written` (each chunk after its entry's
-    date), or None for a general bank (the store derives `speaker: text` itself)."""
-    if bank.type != "conversation":
-        return None
-    out: list[str] = []
-    for entry, chunks in zip(written, split, strict=True):
+def search_columns(
+    store: Store,
+    bank: Bank,
+    written: Sequence[Entry],
+    split: Sequence[Chunks],
+    *,
+    carry: bool = True,
+) -> SearchColumns:
+    """Return the `search_text` and `context_id` of every chunk row of a conversation
+    bank's `written` (a general bank's the store derives: `speaker: text`).
+
+    Each chunk is indexed after its entry's date; a turn's first chunk also carries the turn
+    before it (module docstring) unless `carry` is False (`Settings.neighbour_index`). Reads
+    the keys' stored turns: the caller holds the bank's lock from here to its commit, so no
+    deletion of a carried turn falls in between.
+    """
+    before = _turns_before(store, bank, written, split) if carry else {}
+    texts: list[str] = []
+    context: list[str | None] = []
+    for position, (entry, chunks) in enumerate(zip(written, split, strict=True)):
         day = date_text(entry.created_at)
-        out.extend(f"{day}\n{index_text(entry.speaker, text)}" for text in chunks.texts)
+        previous = before.get(position)
+        for index, text in enumerate(chunks.texts):
+            own = f"{day}\n{_clean(index_text(entry.speaker, text))}"
+            if index == 0 and previous is not None:
+                texts.append(f"{own}{CONTEXT_SEPARATOR}{_clean(previous[1])}")
+                context.append(previous[0])
+            else:
+                texts.append(own)
+                context.append(None)
+    return SearchColumns(texts, context)
+
+
+def _clean(text: str) -> str:
+    """Return `text` without the separator, so a text can never split a row's index text."""
+    return text.replace(CONTEXT_SEPARATOR, " ")
+
+
+def _turns_before(
+    store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
+) -> dict[int, tuple[str, str]]:
+    """Return, by position in `written`, the (entry id, text of its last chunk) of the turn
+    before each new turn: the previous one of its key, in this write or stored (stored
+    turns at the same time come first: they were written earlier)."""
+    by_key: dict[str, list[int]] = {}
+    for position, entry in enumerate(written):
+        if entry.kind == "entry":
+            by_key.setdefault(entry.key, []).append(position)
+    if not by_key:
+        return {}
+    latest = max(written[p].created_at for positions in by_key.values() for p in positions)
+    stored = _stored_timelines(store, bank, sorted(by_key), latest)
+    before: dict[int, tuple[str, str]] = {}
+    for key, positions in by_key.items():
+        timeline = stored.get(key)
+        times = timeline.times if timeline else []
+        previous: tuple[int, str, str] | None = None  # the last new turn placed
+        for position in sorted(positions, key=lambda p: (written[p].created_at, p)):
+            moment = _micros(written[position].created_at)
+            older = bisect_right(times, moment)  # stored turns at or before this one
+            if previous is not None and (not older or previous[0] >= times[older - 1]):
+                before[position] = previous[1:]
+            elif timeline is not None and older:
+                before[position] = timeline.turn(older - 1)
+            entry = written[position]
+            previous = (moment, entry.id, split[position].texts[-1])
+    return before
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """A key's stored turns up to the write's time, in order (their last chunks)."""
+
+    times: list[int]
+    """Microseconds since the epoch, ascending (ties in write order)."""
+    rows: pa.Table
+    """entry_id and text, in the same order."""
+
+    def turn(self, index: int) -> tuple[str, str]:
+        """Return the (entry id, text) of the turn at `index`."""
+        return self.rows["entry_id"][index].as_py(), self.rows["text"][index].as_py()
+
+
+def _stored_timelines(
+    store: Store, bank: Bank, keys: list[str], latest: datetime
+) -> dict[str, _Timeline]:
+    """Return the stored turns of each key up to `latest`, in order.
+
+    One scan (the key index narrows it to the keys' rows) of each turn's last chunk, sorted
+    in Arrow; only the times become Python values, a text only when it is carried."""
+    table = store.scan(
+        bank.id,
+        columns=["entry_id", "key", "created_at", "seq", "text"],
+        where=filters.conjoin(
+            filters.one_of("key", keys),
+            filters.equals("kind", "entry"),
+            "chunk_index = chunk_count - 1",
+            f"created_at <= {filters.timestamp_literal(latest)}",
+        ),
+    )
+    if not table.num_rows:
+        return {}
+    table = table.sort_by([("key", "ascending"), ("created_at", "ascending"), ("seq", "ascending")])
+    runs = pc.run_end_encode(table.column("key").combine_chunks())
+    times = table.column("created_at").cast(pa.int64()).to_pylist()
+    rows = table.select(["entry_id", "text"])
+    out: dict[str, _Timeline] = {}
+    start = 0
+    for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
+        out[key] = _Timeline(times[start:end], rows.slice(start, end - start))
+        start = end
     return out
+
+
+def _micros(moment: datetime) -> int:
+    """Return a UTC datetime as microseconds since the epoch (the stored timestamps' unit)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)

@@ -8,7 +8,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from memory.entries import search_context
 from memory.entries.chunking import Chunks, chunk_many
 from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
+from memory.store.locks import bank_lock
 from memory.store.schema import index_text
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def write(
         now = ctx.clock.now()
         stored_json = [validation.check_entry(bank, item, kind, now=now) for item in items]
         mode = banks.mode_of(bank)
-        written, columns = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
+        written, columns, split = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
         embed_texts = [
             index_text(speaker, text)
             for speaker, text in zip(columns["speaker"], columns["text"], strict=True)
@@ -78,7 +79,21 @@ def write(
     )
     if run_hooks:  # a deletion whose prune a crash or a full disk stopped: finish it now
         purge.finish(ctx, bank, wait=0)
-    ctx.store.add_rows(bank.id, table)
+    if bank.type != "conversation":
+        ctx.store.add_rows(bank.id, table)
+        return _after(ctx, bank, written, run_hooks)
+    carry = ctx.settings.neighbour_index
+    # the turns before ours are read and carried with no deletion in between
+    with bank_lock(ctx.store.uri, bank.id, timeout=None) if carry else nullcontext():
+        derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
+        table = table.append_column("search_text", pa.array(derived.search_text, pa.string()))
+        table = table.append_column("context_id", pa.array(derived.context_id, pa.string()))
+        ctx.store.add_rows(bank.id, table)
+    return _after(ctx, bank, written, run_hooks)
+
+
+def _after(ctx: Context, bank: Bank, written: list[Entry], run_hooks: bool) -> list[Entry]:
+    """Run the context's after-write step (inline compaction) on the keys written."""
     if run_hooks and ctx.after_write is not None:
         ctx.after_write(ctx, bank, {e.key for e in written})
     return written
@@ -111,9 +126,9 @@ def _records(
     stored_json: list[tuple[str, str]],
     kind: EntryKind,
     summary_of: Sequence[Sequence[str]] | None,
-) -> tuple[list[Entry], dict[str, list[Any]]]:
-    """Return validated items as entries and the column lists of their chunk rows (with
-    `search_text` for a conversation bank, see `search_context`).
+) -> tuple[list[Entry], dict[str, list[Any]], list[Chunks]]:
+    """Return validated items as entries, the column lists of their chunk rows and their
+    chunks (a conversation bank's `search_text` and `context_id` come later, see `write`).
 
     `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
     """
@@ -143,10 +158,7 @@ def _records(
         )
     ]
     columns = _columns(written, split, stored_json, time.time_ns())
-    texts = search_context.search_texts(bank, written, split)
-    if texts is not None:
-        columns["search_text"] = texts
-    return written, columns
+    return written, columns, split
 
 
 _ENTRY_FIELDS = frozenset(Entry.model_fields)

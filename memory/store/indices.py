@@ -11,7 +11,7 @@ from typing import Any
 
 from lancedb.index import FTS, BTree
 
-from memory.store.schema import SPEAKER_SEPARATOR
+from memory.store.schema import CONTEXT_COLUMN, SPEAKER_SEPARATOR
 
 FTS_COLUMN = "search_text"
 """Derived column the full-text index covers: `speaker: text` (see `schema.index_text`)."""
@@ -56,10 +56,13 @@ def ensure(table: Any) -> None:
 
 
 def upgrade(table: Any) -> None:
-    """Add the derived `search_text` column (and index it) to a table made before it existed."""
-    if FTS_COLUMN in table.schema.names:
-        return
-    table.add_columns({FTS_COLUMN: f"concat_ws('{SPEAKER_SEPARATOR}', speaker, text)"})
-    if FTS_INDEX in index_names(table):
-        table.drop_index(FTS_INDEX)
-    create_fts_index(table)
+    """Add the derived columns a table made before they existed lacks: `search_text` (and
+    its index), then `context_id` (null: its rows carry no turn before them)."""
+    names = table.schema.names
+    if FTS_COLUMN not in names:
+        table.add_columns({FTS_COLUMN: f"concat_ws('{SPEAKER_SEPARATOR}', speaker, text)"})
+        if FTS_INDEX in index_names(table):
+            table.drop_index(FTS_INDEX)
+        create_fts_index(table)
+    if CONTEXT_COLUMN not in names:
+        table.add_columns({CONTEXT_COLUMN: "CAST(NULL AS STRING)"})

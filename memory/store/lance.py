@@ -19,13 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.store import audit, indices, maintenance, queries
+from memory.store import audit, indices, maintenance, neighbours, queries
 from memory.store.keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
 from memory.store.schema import (
+    CONTEXT_COLUMN,
     ENTRY_COLUMNS,
     SPEAKER_SEPARATOR,
     entries_schema,
@@ -175,6 +176,25 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         if prune:
             self._prune_table(table)
 
+    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
+        """Take the turns `predicate` matches out of the index text of the rows that carry
+        them (`neighbours`), so deleting them next leaves no copy; one commit when any."""
+        table = self._entries(bank_id)
+        if table is None:
+            return
+        try:
+            found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
+            if not found:
+                return
+            with self._writing(table):
+                self.tuning.retry.run(
+                    lambda: neighbours.drop_carried(table, found), reset=table.checkout_latest
+                )
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"rewriting the index text of neighbours failed: {exc}") from exc
+        if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
+            self._maintain(table)
+
     def prune(self, bank_id: str) -> None:
         """Rewrite fragments with deleted rows and drop old versions of a bank's table."""
         table = self._entries(bank_id)
@@ -315,7 +335,7 @@ def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     """Return `rows` with the derived `search_text` column, cast to `schema` (its order).
 
     A `search_text` the writer gave (a turn with its context) is kept; where it is missing
-    or null, `speaker: text` is derived.
+    or null, `speaker: text` is derived. A missing `context_id` (no turn before) is null.
     """
     given = None
     if indices.FTS_COLUMN in rows.column_names:
@@ -328,4 +348,6 @@ def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     if given is not None:
         joined = pc.coalesce(given, joined)
     rows = rows.append_column(indices.FTS_COLUMN, joined)
+    if CONTEXT_COLUMN not in rows.column_names:  # only a conversation turn's write has one
+        rows = rows.append_column(CONTEXT_COLUMN, pa.nulls(rows.num_rows, pa.string()))
     return rows.select(schema.names).cast(schema)

@@ -23,7 +23,9 @@ def entries_schema(dims: int) -> pa.Schema:
 
     Each row is one chunk of an entry. Entry-level fields repeat on every chunk row;
     `content` (the whole entry text) is stored on chunk 0 only, `text` holds the chunk and
-    `search_text` what the full-text index sees (`index_text` of the speaker and the chunk).
+    `search_text` what the full-text index sees (`index_text` of the speaker and the chunk;
+    a conversation turn's also holds its date and, after CONTEXT_SEPARATOR, the turn before
+    it, whose entry id is `context_id`: see `memory.entries.search_context`).
     """
     return pa.schema(
         [
@@ -45,18 +47,24 @@ def entries_schema(dims: int) -> pa.Schema:
             pa.field("seq", pa.int64(), nullable=False),
             pa.field("token_count", pa.int32(), nullable=False),
             pa.field("search_text", pa.string()),
+            pa.field("context_id", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dims)),
         ]
     )
 
 
-DERIVED_COLUMNS = ("search_text", "vector")
+CONTEXT_COLUMN = "context_id"
+"""The entry id of the turn a row's `search_text` carries after CONTEXT_SEPARATOR (or null)."""
+DERIVED_COLUMNS = ("search_text", CONTEXT_COLUMN, "vector")
 """Columns the store or the embedder derive from the others; never part of an Entry."""
 
 ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name not in DERIVED_COLUMNS]
 """Every column but the derived ones: what reads project when they need whole entries."""
 
 SPEAKER_SEPARATOR = ": "
+CONTEXT_SEPARATOR = "\x1e"
+"""Ends a row's own part of `search_text`; what follows is the turn before it (`context_id`),
+dropped when that turn is deleted (`memory.store.neighbours`). Never part of a text."""
 
 
 def index_text(speaker: str | None, text: str) -> str:
