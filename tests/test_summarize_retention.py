@@ -51,6 +51,13 @@ def test_without_the_rule_the_reply_would_win(monkeypatch: pytest.MonkeyPatch) -
     assert "sculpting ceramic owls" in extractive_summary(LINES, budget)
 
 
+def test_without_speakers_a_second_person_line_is_not_ranked_down() -> None:
+    # a note in a general bank ("You must renew ...") is not a reply in a dialogue
+    plain = [line.split(": ", 1)[1] for line in LINES]
+    budget = count_tokens(LABEL) + count_tokens(plain[0]) + 1
+    assert "sculpting ceramic owls" in extractive_summary(plain, budget)
+
+
 def test_an_addressed_reply_is_kept_when_there_is_room() -> None:
     summary = extractive_summary(LINES, 200)
     assert "Ana: You have such a beautiful talent" in summary and "Ben: I sold" in summary

@@ -40,7 +40,6 @@ _DATE_TEXT = """
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
     saturday sunday yesterday today tomorrow week weekend month year"""
 _DATE_WORDS = frozenset(_DATE_TEXT.split())
-
 _STOPWORD_TEXT = """
     a an the and or but if then so of to in on at by for with from about as into over
     after before up down out off than too very just really also still even ever again here
