@@ -5,9 +5,10 @@ Usage: python bench/compaction_levers.py [--data DIR] [--ratio 0.25] [--only NAM
 Every row runs the current code with one setting changed in-process (module attributes,
 nothing stored): the compaction split (`memory.compaction.plan.SUMMARY_SHARE`), the
 extractive summarizer's knobs and rules (`memory.providers.summary_pick.TUNING`, the
-top-up rounds, number words) and two rules measured but not kept (short reactions ranked
-down, word-pair coverage). Columns: bench/compaction_quality.py (tokens kept, answer
-retention, fragment share), bench/summarizer_probe.py at the same ratio per conversation,
+top-up rounds, number words) and three rules measured but not kept (short reactions
+ranked down, word-pair coverage, evaluative tails cut from a clause). Columns:
+bench/compaction_quality.py (tokens kept, answer retention, fragment share),
+bench/summarizer_probe.py at the same ratio per conversation,
 per session and rolling, and for the split rows `inline`: a live bank that is written one
 session at a time with `max_tokens` = ratio x the conversation's tokens, compacting inline
 after each write as a real bank would (it ends between half the ratio and the ratio).
@@ -111,6 +112,30 @@ def word_pairs(beta: float) -> Iterator[None]:
         yield
 
 
+_TAIL = re.compile(r"(?:,|\s[-–—])\s+(?P<tail>[^,;:.!?\-–—]+)(?P<end>[.!?]*)$")
+
+
+@contextmanager
+def tails_cut() -> Iterator[None]:
+    """Cut a clause's last piece when it is only stopwords and evaluations (", which is
+    pretty exciting!", "- exciting!") and the rest still stands alone (measured, not kept)."""
+    original = summarize._compress
+
+    def compress(clause: str, names: frozenset[str]) -> str:
+        text = original(clause, names)
+        match = _TAIL.search(text)
+        if match is None:
+            return text
+        words = [w.lower().replace("’", "'") for w in _WORD.findall(match["tail"])]
+        head = text[: match.start()].rstrip(" ,-–—") + match["end"]
+        if words and set(words) <= summarize._STOPWORDS and not sentences.is_fragment(head):
+            return head
+        return text
+
+    with setting(summarize, "_compress", compress):
+        yield
+
+
 LEVERS: dict[str, tuple[Callable[[], Any], bool]] = {
     # name: (context manager factory, also run the inline bank)
     "current": (lambda: setting(plan, "SUMMARY_SHARE", plan.SUMMARY_SHARE), True),
@@ -126,6 +151,7 @@ LEVERS: dict[str, tuple[Callable[[], Any], bool]] = {
     "no number words": (lambda: setting(sentences, "_NUMBER_WORDS", frozenset()), False),
     "+ short reactions x0.5": (reactions_down, False),
     "+ word pairs 0.25": (lambda: word_pairs(0.25), False),
+    "+ evaluative tails cut": (tails_cut, False),
 }
 
 
