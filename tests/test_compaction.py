@@ -346,7 +346,7 @@ def test_untriggered_bank_never_compacts(ctx: Context, scripted: ScriptedComplet
 def test_small_max_tokens_keeps_the_newest_fact_and_more_than_one_fact(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:
-    # each entry is 26 tokens; summary budget 25, room for kept entries 25: none fits
+    # each entry is 26 tokens; summary reserve 43, room for kept entries 7: none fits
     bank = make_bank(ctx, name="tok", type="general", max_tokens=100, compaction_prompt="Sum.")
     for i in range(1, 9):
         text = (

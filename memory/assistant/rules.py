@@ -82,7 +82,7 @@ _ASKS = re.compile(
 )
 _DAYS_IN = {"day": 1, "week": 7, "month": 30, "year": 365}
 TOKENS_FLOOR = 500
-"""Smallest max_tokens proposed: a summary budget under ~125 tokens holds little."""
+"""Smallest max_tokens proposed: a summary budget under ~200 tokens (7/16 of it) holds little."""
 TURNS_FLOOR = 10
 
 

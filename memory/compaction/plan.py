@@ -7,12 +7,19 @@ none set = never compacts). Summaries count like any entry.
 A compaction aims at TARGET_RATIO (half) of every set threshold, so the partition ends
 clearly under them and does not trigger again on the next write:
 
-- with a compaction prompt, the summary gets a budget of SUMMARY_SHARE of the token target
-  (a quarter of `max_tokens`; DEFAULT_SUMMARY_TOKENS when only `max_turns` is set) and
-  counts as one entry;
-- the newest entries are kept verbatim, newest first, while they fit in what the target
+- with a compaction prompt, the summary is reserved SUMMARY_SHARE of the token target
+  (7/16 of `max_tokens`; DEFAULT_SUMMARY_TOKENS when only `max_turns` is set) and counts as
+  one entry. The summary's share follows the share of the history it covers (nearly all
+  of it: the partition is at `max_tokens`, twice the target, and the newest entries keep
+  at most 1/16 of it), and it holds about twice the facts per token of verbatim turns
+  (bench/RESULTS.md, issue 14 session 8); the newest entries keep the rest of the target,
+  a floor of verbatim working context. (The model context of working memory is planned
+  on its own, `memory.layers.turns.plan_context`);
+- the newest entries are kept verbatim, newest first, while they fit in what the reserve
   leaves (tokens and turns); the first one that does not fit and everything older is
   covered: summarised together with any previous summary, or, with no prompt, deleted;
+- the summary's budget is then the whole token target minus what the kept entries use
+  (never less than its reserve), so room the newest entries leave unused goes to it;
 - the newest entry is always kept verbatim, even when it alone exceeds what the target
   leaves: a write is never summarised (or deleted) by the compaction it triggered;
 - a compaction must cover at least one entry that is not a summary. When it would not (the
@@ -34,8 +41,9 @@ from memory.models import Bank, EntryKind
 
 TARGET_RATIO = 0.5
 """A compacted partition ends at or under this share of each threshold."""
-SUMMARY_SHARE = 0.5
-"""Share of the token target given to the summary (so a quarter of `max_tokens`)."""
+SUMMARY_SHARE = 0.875
+"""Share of the token target reserved for the summary (so 7/16 of `max_tokens`); the newest
+entries keep the rest (1/16 of `max_tokens`) as a floor of verbatim working context."""
 DEFAULT_SUMMARY_TOKENS = 512
 """Summary budget when only `max_turns` is set."""
 MIN_SUMMARY_TOKENS = 24
@@ -87,7 +95,7 @@ def threshold_reasons(bank: Bank, entries: int, tokens: int) -> tuple[str, ...]:
 
 
 def summary_budget(bank: Bank) -> int:
-    """Return the token budget a summary of this bank gets."""
+    """Return the token budget reserved for a summary of this bank (a plan may give more)."""
     if bank.max_tokens:
         share = int(bank.max_tokens * TARGET_RATIO * SUMMARY_SHARE)
         return max(MIN_SUMMARY_TOKENS, share)
@@ -137,6 +145,8 @@ def plan_partition(bank: Bank, key: str, rows: Sequence[PartitionRow]) -> Compac
     split = len(rows) - kept_count
     if all(row.kind == "summary" for row in rows[:split]):
         return base  # nothing new to fold: covering only summaries would just rewrite them
+    if with_summary and bank.max_tokens:
+        budget = max(budget, int(bank.max_tokens * TARGET_RATIO) - kept_tokens)
     return CompactionPlan(
         bank_id=bank.id,
         key=key,

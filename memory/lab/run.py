@@ -226,7 +226,7 @@ def split(bank: Bank, stored: list[Entry]) -> tuple[list[Entry], list[Entry], in
 
     A partition under its thresholds (or with none set) is tested as if it were just over
     them: every entry but the newest is summarised, within the bank's summary budget (with
-    no `max_tokens`, a quarter of the partition's tokens, as if it were `max_tokens`).
+    no `max_tokens`, SUMMARY_SHARE of half the partition's tokens, as if it were `max_tokens`).
 
     Raises:
         InvalidInput: fewer than two entries (the newest is always kept verbatim).

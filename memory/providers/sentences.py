@@ -44,6 +44,15 @@ _VERBS = _AUXILIARIES | frozenset(
     for base in _BASE_VERBS.split()
     for form in (base, base + "s", base + "es", base[:-1] + "ies" if base.endswith("y") else base)
 )
+_SECOND_PERSON_TEXT = "you you're you've you'll you'd your yours yourself yourselves"
+_SECOND_PERSON = frozenset(_SECOND_PERSON_TEXT.split())
+_FIRST_PERSON_TEXT = "i i'm i've i'll i'd me my mine myself we we're we've we'll we'd us our ours"
+_FIRST_PERSON = frozenset(_FIRST_PERSON_TEXT.split())
+_NUMBER_TEXT = """
+    two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand million billion dozen"""
+_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
 _CONTRACTION = re.compile(r"^\w+['’](?:m|s|re|ve|ll|d)$", re.IGNORECASE)
 
 
@@ -90,3 +99,17 @@ def fragment_share(summary: str) -> float:
     """Return the share of a summary's sentences that are fragments (0.0 when it has none)."""
     found = sentences(summary)
     return sum(map(is_fragment, found)) / len(found) if found else 0.0
+
+
+def addressed(text: str) -> bool:
+    """Return whether a sentence speaks of the listener and not of the speaker: a
+    second-person word ("you", "your") and no first-person one ("You've got guts." is,
+    "I told you about it." is not)."""
+    words = {word.lower().replace("’", "'") for word in _WORD.findall(text)}
+    return bool(words & _SECOND_PERSON) and not words & _FIRST_PERSON
+
+
+def is_number(word: str) -> bool:
+    """Return whether a word is a number, in digits ("3", "2024-03-02") or in words ("three",
+    "dozen"; not "one", which is as often a pronoun)."""
+    return any(c.isdigit() for c in word) or word.lower() in _NUMBER_WORDS

@@ -12,7 +12,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from memory.providers.sentences import SENTENCE_END, is_fragment, split_speaker
+from memory.providers.sentences import (
+    SENTENCE_END,
+    addressed,
+    is_fragment,
+    is_number,
+    split_speaker,
+)
 from memory.providers.summary_pick import Unit, pick, unit_value, word_weights
 from memory.providers.tokens import count_tokens
 
@@ -158,13 +164,13 @@ def _content_words(text: str, names: frozenset[str]) -> list[str]:
 
 
 def _salient(text: str, words: set[str]) -> frozenset[str]:
-    """Return the content words of text that are numbers, dates or capitalised names."""
+    """Return the content words of text that are numbers (in digits or words: "three
+    turtles" counts like "3 turtles"), dates or capitalised names."""
     found = set()
     for index, word in enumerate(_WORD.findall(text)):
         lower = word.lower()
-        if lower in words and (
-            any(c.isdigit() for c in word) or lower in _DATE_WORDS or (index and word[0].isupper())
-        ):
+        number = is_number(word)
+        if lower in words and (number or lower in _DATE_WORDS or (index and word[0].isupper())):
             found.add(lower)
     return frozenset(found)
 
@@ -217,6 +223,7 @@ def _units(
                     first=frozenset(found - mentioned),
                     favoured=favoured,
                     fragment=fragment,
+                    addressed=speaker is not None and addressed(text),
                     line_cost=count_tokens(prefix + text) + 1,
                     join_cost=count_tokens(" " + text),
                 )
@@ -319,10 +326,35 @@ def extractive_summary(
     while chosen and count_tokens(summary := _render(chosen)) > budget_tokens:
         chosen.remove(min(chosen, key=lambda u: unit_value(u, Counter(), weights)))
     if chosen:
-        return summary
+        return _topped_up(units, weights, room, summary, budget_tokens)
     if not units:
         return LABEL
     return _truncated(max(units, key=lambda u: unit_value(u, Counter(), weights)), budget_tokens)
+
+
+TOP_UP_ROUNDS = 2
+"""Times a summary that rendered under its budget is picked again with the slack added."""
+
+
+def _topped_up(
+    units: Sequence[Unit], weights: dict[str, float], room: int, summary: str, budget: int
+) -> str:
+    """Return summary, or a fuller pick that still fits budget when summary left room.
+
+    The pick counts each clause's own trailing comma and line break, which the rendered
+    line drops or shares (about one token per line), so a summary renders a few percent
+    under its budget; picking again with that slack added fills it.
+    """
+    for _ in range(TOP_UP_ROUNDS):
+        slack = budget - count_tokens(summary)
+        if slack < 2:
+            break
+        room += slack
+        fuller = _render(pick(units, weights, room))
+        if count_tokens(fuller) > budget:
+            break
+        summary = fuller
+    return summary
 
 
 def _block(rows: list[str], name: str, *, last: bool) -> tuple[list[str], list[str]] | None:

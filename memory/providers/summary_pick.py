@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.providers.sentences import is_number
 from memory.providers.tokens import encode
 
 
@@ -19,8 +20,10 @@ from memory.providers.tokens import encode
 class Tuning:
     """Scoring knobs, measured on LoCoMo with bench/summarizer_probe.py."""
 
-    decay: float = 0.6
-    """Value kept by a word each time a chosen clause already covers it."""
+    decay: float = 0.9
+    """Value kept by a word each time a chosen clause already covers it (a topic that comes
+    back in a conversation usually comes back with a new fact: 0.6 lost them; repeats of one
+    fact are caught by the near-duplicate test, not by this)."""
     first_bonus: float = 1.5
     """Weight multiplier for a word's first mention in the input."""
     salient_boost: float = 2.5
@@ -31,6 +34,10 @@ class Tuning:
     """Value multiplier for clauses of the previous summary."""
     fragment: float = 0.3
     """Value multiplier for fragments (no verb, or a dangling conjunction first)."""
+    addressed: float = 0.3
+    """Value multiplier for clauses about the listener and not the speaker ("You've got
+    guts."): in a dialogue a speaker's facts are said in the first person, the replies
+    addressed to the other side mostly react to them."""
     overhead: float = 1.0
     """Tokens added to a clause's cost when ranking (separators)."""
     rarity_floor: float = 0.3
@@ -51,7 +58,8 @@ class Unit:
         words (sorted so float sums are identical on every run) and `sequence` the same words in
     their order, repeats kept (what tells "7 costs 9" from "9 costs 7"); `first` are the words first
         mentioned here; `line_cost` / `join_cost` are its tokens when it opens a new output line
-        (newline and speaker prefix included) or continues the previous one.
+        (newline and speaker prefix included) or continues the previous one; `addressed`
+        says the clause speaks of the listener only (see `Tuning.addressed`).
     """
 
     position: int
@@ -64,6 +72,7 @@ class Unit:
     first: frozenset[str]
     favoured: bool
     fragment: bool
+    addressed: bool
     line_cost: int
     join_cost: int
 
@@ -112,6 +121,8 @@ def unit_value(unit: Unit, covered: Counter[str], weights: dict[str, float]) -> 
         value *= TUNING.question
     if unit.fragment:
         value *= TUNING.fragment
+    if unit.addressed:
+        value *= TUNING.addressed
     return value / (unit.join_cost + TUNING.overhead)
 
 
@@ -129,7 +140,8 @@ def _near_duplicate(unit: Unit, chosen: dict[str, list[Unit]]) -> bool:
 
     It does when unit's content words appear in it in the same order, or when they share at
     least 80% of their words and the same numbers in the same order. Word sets alone are not
-    enough: "Invoice 7 costs 9 dollars" and "Invoice 9 costs 7 dollars" are two facts.
+    enough: "Invoice 7 costs 9 dollars" and "Invoice 9 costs 7 dollars" are two facts, and
+    so are "two cats and three dogs" and "three cats and two dogs".
     """
     words = set(unit.words)
     numbers = _numbers(unit.sequence)
@@ -151,8 +163,8 @@ def _in_order(sequence: Sequence[str], other: Sequence[str]) -> bool:
 
 
 def _numbers(sequence: Sequence[str]) -> list[str]:
-    """Return the words of sequence that hold a digit, in order."""
-    return [word for word in sequence if any(c.isdigit() for c in word)]
+    """Return the words of sequence that are numbers (digits or number words), in order."""
+    return [word for word in sequence if is_number(word)]
 
 
 def _select(
