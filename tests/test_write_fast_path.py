@@ -234,7 +234,7 @@ def test_built_entries_are_ordinary_entries(ctx: Context) -> None:
 
 
 def _stored(ctx: Context, bank: Bank) -> list[dict[str, Any]]:
-    columns = [*ENTRY_COLUMNS, "search_text"]
+    columns = [*ENTRY_COLUMNS, "search_text", "context_id"]
     table = ctx.store.scan(bank.id, columns=columns)
     return sorted(table.to_pylist(), key=lambda r: (r["seq"], r["chunk_index"]))
 
@@ -272,11 +272,13 @@ def test_mixed_batch_rows(ctx: Context) -> None:
         ("{}", '[{"f": "é"}]'),
     ]
     assert [e.token_count for e in written] == [_plain_count(i.content) for i in items]
-    # conversation turns are indexed with their day (issue 14), then speaker and text
+    # conversation turns are indexed with their day (issue 14), then speaker and text, then
+    # the text of the turn before in the same key (key b's entry in between is not it)
     assert [r["search_text"] for r in (rows[0], rows[-1])] == [
         "1 November 2026\nann: short one",
-        "1 November 2026\nann: naïve café 😀",
+        "1 November 2026\nann: naïve café 😀\x1eshort one",
     ]
+    assert [r["context_id"] for r in (rows[0], rows[-1])] == [None, written[0].id]
     assert entries.load(ctx, bank, "a") == [written[0], written[2]]
     assert ctx.store.count(bank.id, filters.equals("key", "b")) == len(long_rows)
 
