@@ -1,4 +1,5 @@
-"""A real uvicorn server on 127.0.0.1 in a thread, on a free port, for the API tests."""
+"""A real uvicorn server on 127.0.0.1 in a thread, on a free port, and `Api` (a running
+server with a key of each account), for the API tests."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from dataclasses import dataclass
 import httpx
 import uvicorn
 from fastapi import FastAPI
+
+from memory.context import Context
+from memory.store import LanceStore
+from memory.testing import hashing_embedder
 
 START_TIMEOUT = 20.0
 
@@ -63,3 +68,31 @@ def wait_job(http: httpx.Client, status_url: str, timeout: float = 30.0) -> dict
         if body["status"] in ("succeeded", "failed") or time.monotonic() > deadline:
             return body  # type: ignore[no-any-return]
         time.sleep(0.05)
+
+
+@dataclass
+class Api:
+    """A running API: its URL, the base context, and a key of each account."""
+
+    url: str
+    base: Context
+    acme_key: str
+    acme_key_id: str
+    beta_key: str
+
+    def as_acme(self, **headers: str) -> httpx.Client:
+        """A client with acme's key (and the current version unless told otherwise)."""
+        return client(self.url, self.acme_key, **{"Seclai_Version": "2026-08-03", **headers})
+
+    def as_beta(self, **headers: str) -> httpx.Client:
+        """A client with beta's key."""
+        return client(self.url, self.beta_key, **{"Seclai_Version": "2026-08-03", **headers})
+
+    def ctx(self, account: str) -> Context:
+        """A context on the server's storage for `account` (to set up and to check)."""
+        return Context(
+            store=LanceStore(self.base.store.uri),
+            account=account,
+            clock=self.base.clock,
+            embedder=hashing_embedder,
+        )

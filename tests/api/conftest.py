@@ -4,12 +4,10 @@ accounts (acme and beta)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
-from api_support import client, serve
+from api_support import Api, serve
 
 from memory.accounts import create_key
 from memory.api.app import create_app
@@ -18,36 +16,6 @@ from memory.clock import FixedClock
 from memory.context import Context
 from memory.store import LanceStore
 from memory.testing import hashing_embedder
-
-CURRENT = {"Seclai-Version": "2026-08-03"}
-
-
-@dataclass
-class Api:
-    """A running API: its URL, the base context, and a key of each account."""
-
-    url: str
-    base: Context
-    acme_key: str
-    acme_key_id: str
-    beta_key: str
-
-    def as_acme(self, **headers: str) -> httpx.Client:
-        """A client with acme's key (and the current version unless told otherwise)."""
-        return client(self.url, self.acme_key, **{"Seclai_Version": "2026-08-03", **headers})
-
-    def as_beta(self, **headers: str) -> httpx.Client:
-        """A client with beta's key."""
-        return client(self.url, self.beta_key, **{"Seclai_Version": "2026-08-03", **headers})
-
-    def ctx(self, account: str) -> Context:
-        """A context on the server's storage for `account` (to set up and to check)."""
-        return Context(
-            store=LanceStore(self.base.store.uri),
-            account=account,
-            clock=self.base.clock,
-            embedder=hashing_embedder,
-        )
 
 
 @pytest.fixture

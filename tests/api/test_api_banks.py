@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Api
+from api_support import Api
 
 from memory import banks, entries
 from memory.models import EntryIn

@@ -9,8 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from api_support import wait_job
-from conftest import Api
+from api_support import Api, wait_job
 
 from memory import banks, entries
 from memory.models import EntryIn

@@ -3,7 +3,7 @@ and never leak internals; every response carries an X-Request-ID."""
 
 from __future__ import annotations
 
-from conftest import Api
+from api_support import Api
 
 from memory import banks
 

@@ -9,8 +9,7 @@ import threading
 
 import pyarrow.parquet as pq
 import pytest
-from api_support import wait_job
-from conftest import Api
+from api_support import Api, wait_job
 
 from memory import banks, entries
 from memory.api.jobs import Jobs, TooManyJobs

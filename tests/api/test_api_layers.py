@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from api_support import wait_job
-from conftest import Api
+from api_support import Api, wait_job
 
 from memory import banks, entries
 from memory.layers import agents, longterm, working

@@ -5,8 +5,7 @@ unchanged afterwards."""
 from __future__ import annotations
 
 import httpx
-from api_support import client, wait_job
-from conftest import Api
+from api_support import Api, client, wait_job
 
 from memory import banks, entries
 from memory.accounts import revoke_key

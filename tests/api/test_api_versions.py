@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Api
+from api_support import Api
 
 from memory import banks
 
