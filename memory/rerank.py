@@ -81,7 +81,7 @@ def rerank(completer: Completer, text: str, hits: Sequence[SearchHit], k: int) -
     reply = completer.complete([Message(role="user", content=message)])
     order = parse_json_reply(completer.model, reply, RerankReply, "a passage order").order
     picked = list(dict.fromkeys(n - 1 for n in order if 1 <= n <= len(hits)))
-    rest = [i for i in range(len(hits)) if i not in set(picked)]
+    rest = sorted(set(range(len(hits))).difference(picked))
     return [hits[i] for i in [*picked, *rest][:k]]
 
 

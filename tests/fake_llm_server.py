@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 
 @dataclass
 class Script:
@@ -115,3 +117,20 @@ def fake_llm_server(script: Script) -> Iterator[str]:
             script.hold.set()
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def openai_endpoint(script: Script, patch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Serve `script` as litellm's OpenAI endpoint (`OPENAI_BASE_URL`, a test key), with real
+    model requests allowed while it runs; yields the base URL (no trailing /)."""
+    from memory.providers import llm
+
+    patch.delenv(llm.BLOCK_ENV, raising=False)
+    previous = llm.allow_model_requests(True)
+    try:
+        with fake_llm_server(script) as url:
+            patch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+            patch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+            yield url
+    finally:
+        llm.allow_model_requests(previous)

@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 from compaction_support import config_folder, make_bank, run, write_turns
-from fake_llm_server import Script, fake_llm_server
+from fake_llm_server import Script, openai_endpoint
 
 from memory import entries
 from memory.config import CONFIG_DIR_ENV, get_mode, modes, templates
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.providers import llm
 
 REMOTE_MODE = """\
 remote:
@@ -40,16 +39,9 @@ def script() -> Script:
 @pytest.fixture
 def server(script: Script, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The fake server, with real model requests allowed and the providers pointed at it."""
-    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
-    previous = llm.allow_model_requests(True)
-    with fake_llm_server(script) as url:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+    with openai_endpoint(script, monkeypatch) as url:
         monkeypatch.setenv("OLLAMA_API_BASE", url)
-        try:
-            yield url
-        finally:
-            llm.allow_model_requests(previous)
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 from compaction_support import run
-from fake_llm_server import Script, fake_llm_server
+from fake_llm_server import Script, openai_endpoint
 
 from memory import banks, entries, search
 from memory.context import Context
 from memory.errors import InvalidInput, ProviderError
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.providers import llm
 
 TURNS = [
     "We booked the Lisbon flight for 12 May.",
@@ -27,16 +26,9 @@ TURNS = [
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Script]:
     """The fake OpenAI-compatible server, with real model requests allowed towards it."""
-    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
-    previous = llm.allow_model_requests(True)
     script = Script()
-    with fake_llm_server(script) as url:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-        try:
-            yield script
-        finally:
-            llm.allow_model_requests(previous)
+    with openai_endpoint(script, monkeypatch):
+        yield script
 
 
 @pytest.fixture

@@ -84,7 +84,7 @@ def test_the_turn_before_is_the_previous_one_in_time_not_in_write_order(
     assert rows["Middle words."][0].endswith(f"{CONTEXT_SEPARATOR}Earlier words.")
 
 
-def test_summaries_and_general_banks_carry_no_neighbour(ctx: Context) -> None:
+def test_a_general_bank_carries_no_neighbour(ctx: Context) -> None:
     general = banks.create(ctx, BankCreate(name="g", type="general"))
     entries.write(ctx, general, [EntryIn(key="k", content=ASK), EntryIn(key="k", content=ANSWER)])
     assert {v[1] for v in _index_rows(ctx, general).values()} == {None}
@@ -94,12 +94,12 @@ def test_summaries_and_general_banks_carry_no_neighbour(ctx: Context) -> None:
 def test_a_separator_in_a_text_cannot_split_the_index_text(ctx: Context, conv: Bank) -> None:
     odd = f"left{CONTEXT_SEPARATOR}right"
     entries.write(ctx, conv, [_said("Ann", ASK), _said("Bob", odd)])
-    first = entries.write(ctx, conv, [_said("Cy", "third")])
+    third = entries.write(ctx, conv, [_said("Cy", "third")])
     search_text, _ = _index_rows(ctx, conv)[odd]
     assert search_text.count(CONTEXT_SEPARATOR) == 1  # only the one before the carried turn
     forget(ctx, conv, entries.read(ctx, conv)[0].id)  # the ask: the odd turn drops it
     assert _index_rows(ctx, conv)[odd][0] == "1 November 2026\nBob: left right"
-    assert first[0].content in _fts(ctx, conv, "right")  # the third turn carries the odd one
+    assert third[0].content in _fts(ctx, conv, "right")  # the third turn carries the odd one
 
 
 def test_forgetting_a_turn_takes_its_words_out_of_the_next_turns_index(

@@ -22,8 +22,9 @@ from memory.entries import search_context
 from memory.entries.chunking import Chunks, chunk_many
 from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
+from memory.store.indices import FTS_COLUMN
 from memory.store.locks import bank_lock
-from memory.store.schema import index_text
+from memory.store.schema import CONTEXT_COLUMN, index_text
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -86,8 +87,8 @@ def write(
     # the turns before ours are read and carried with no deletion in between
     with bank_lock(ctx.store.uri, bank.id, timeout=None) if carry else nullcontext():
         derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
-        table = table.append_column("search_text", pa.array(derived.search_text, pa.string()))
-        table = table.append_column("context_id", pa.array(derived.context_id, pa.string()))
+        table = table.append_column(FTS_COLUMN, pa.array(derived.search_text, pa.string()))
+        table = table.append_column(CONTEXT_COLUMN, pa.array(derived.context_id, pa.string()))
         ctx.store.add_rows(bank.id, table)
     return _after(ctx, bank, written, run_hooks)
 

@@ -138,6 +138,10 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
     def _append(self, table: Any, part: pa.Table) -> None:
         with self._writing(table):
             self._on_latest(table, lambda t: t.add(part))
+        self._maintain_if_due(table)
+
+    def _maintain_if_due(self, table: Any) -> None:
+        """Fold new rows into the indices once enough piled up (`maintenance.needs_indexing`)."""
         if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
             self._maintain(table)
 
@@ -192,8 +196,7 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 )
         except STORAGE_ERRORS as exc:
             raise StorageError(f"rewriting the index text of neighbours failed: {exc}") from exc
-        if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
-            self._maintain(table)
+        self._maintain_if_due(table)  # the rewritten rows are new rows
 
     def prune(self, bank_id: str) -> None:
         """Rewrite fragments with deleted rows and drop old versions of a bank's table."""

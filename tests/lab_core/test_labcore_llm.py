@@ -7,13 +7,12 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from fake_llm_server import Script, fake_llm_server
+from fake_llm_server import Script, openai_endpoint
 
 from memory.assistant import propose
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.lab import SyntheticSource, run_test, synthesize
-from memory.providers import llm
 from memory.settings import Settings
 
 MODEL = "openai/gpt-4o-mini"
@@ -46,15 +45,8 @@ def served() -> Iterator[Script]:
     """One fake server for the module (its shutdown takes half a second), requests allowed
     and the OpenAI provider pointed at it."""
     script = Script()
-    with pytest.MonkeyPatch.context() as patch, fake_llm_server(script) as url:
-        patch.delenv(llm.BLOCK_ENV, raising=False)
-        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        patch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-        previous = llm.allow_model_requests(True)
-        try:
-            yield script
-        finally:
-            llm.allow_model_requests(previous)
+    with pytest.MonkeyPatch.context() as patch, openai_endpoint(script, patch):
+        yield script
 
 
 @pytest.fixture

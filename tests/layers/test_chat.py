@@ -8,14 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 from compaction_support import run
-from fake_llm_server import Script, fake_llm_server
+from fake_llm_server import Script, openai_endpoint
 
 from memory.context import Context
 from memory.layers import longterm, session, working
 from memory.layers.agents import Agent, define_agent
 from memory.layers.chat import RULE_BASED_LABEL, Chat, LiteLLMAssistant, RuleBasedAssistant
 from memory.layers.config import parse_memory_config
-from memory.providers import llm
 
 ALL_LAYERS = {
     "session_memory": True,
@@ -135,16 +134,9 @@ def test_an_agent_without_long_term_memory_gets_no_tools_and_no_preload(ctx: Con
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Script]:
     """The fake OpenAI-compatible server, with real model requests allowed towards it."""
-    monkeypatch.delenv(llm.BLOCK_ENV, raising=False)
-    previous = llm.allow_model_requests(True)
     script = Script()
-    with fake_llm_server(script) as url:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-        try:
-            yield script
-        finally:
-            llm.allow_model_requests(previous)
+    with openai_endpoint(script, monkeypatch):
+        yield script
 
 
 def _tool_call(call_id: str, name: str, arguments: str) -> dict[str, object]:
