@@ -43,7 +43,7 @@ from memory import banks, entries, search
 from memory.accounts import create_key
 from memory.context import Context
 from memory.models import BankCreate, EntryIn, SearchQuery
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 ACCOUNT = "bench"
 WORDS = (

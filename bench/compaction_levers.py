@@ -44,7 +44,7 @@ from memory.models import BankCreate, BankUpdate, EntryIn
 from memory.providers import sentences, summarize, summary_pick
 from memory.providers.tokens import count_tokens
 from memory.settings import Settings
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’]*")

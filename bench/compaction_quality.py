@@ -38,12 +38,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory import banks, entries
-from memory.compaction import compact_partition
+from memory.compaction.apply import compact_partition
 from memory.context import Context
 from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn
 from memory.providers.sentences import is_fragment, sentences
 from memory.settings import Settings
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"

@@ -32,7 +32,7 @@ from memory.ingest import ingest
 from memory.models import BankCreate
 from memory.ports import Embedder, Vectors
 from memory.providers.embed import embedder_for
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 PHRASES = [
     "my order {n} has not arrived yet",

@@ -46,7 +46,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from memory import banks, entries, search
 from memory.context import Context
 from memory.models import BankCreate, EntryIn, SearchMethod, SearchQuery
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"
 CUTOFFS = (5, 10, 20)

@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retention as retention_bench  # bench/retention.py
 
-from memory.store import LanceStore, indices
+from memory.store import indices
+from memory.store.lance import LanceStore
 
 
 def one_segment(table: Any) -> None:

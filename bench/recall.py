@@ -30,7 +30,7 @@ import pyarrow as pa
 from memory.context import Context
 from memory.layers import longterm
 from memory.providers.embed import HashingEmbedder
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.store.schema import ENTRY_COLUMNS
 from memory.testing import hashing_embedder
 

@@ -48,7 +48,8 @@ from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank, BankCreate
-from memory.store import LanceStore, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
 from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR
 from memory.testing import HashingEmbedder
 

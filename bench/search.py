@@ -52,8 +52,8 @@ from memory.config import Mode
 from memory.context import Context
 from memory.models import BankCreate, SearchQuery
 from memory.ports import Embedder, Vectors
-from memory.store import LanceStore, filters
-from memory.store.lance import entries_table_name
+from memory.store import filters
+from memory.store.lance import LanceStore, entries_table_name
 from memory.store.schema import (
     CONTEXT_COLUMN,
     CONTEXT_SEPARATOR,

@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from synthetic_bank import build, context
 
 from memory import banks
-from memory.compaction import evaluate_bank
-from memory.compaction.scan import partition_size
+from memory.compaction.scan import evaluate_bank, partition_size
 from memory.models import BankUpdate
 
 MAX_TOKENS = 1500

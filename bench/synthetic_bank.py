@@ -24,8 +24,7 @@ from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank, BankCreate
-from memory.store import LanceStore
-from memory.store.lance import with_search_text
+from memory.store.lance import LanceStore, with_search_text
 from memory.store.schema import entries_schema
 from memory.testing import HashingEmbedder
 

@@ -56,8 +56,8 @@ from memory.models import Bank, BankCreate, EntryIn
 from memory.ports import Embedder, Vectors
 from memory.providers.embed import MINILM_DIMS, MINILM_NAME, embedder_for
 from memory.providers.tokens import count_tokens
-from memory.store import LanceStore, indices
-from memory.store.lance import with_search_text
+from memory.store import indices
+from memory.store.lance import LanceStore, with_search_text
 from memory.store.schema import entries_schema
 
 DIMS = MINILM_DIMS

@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from flows.paths import storage_label
 from flows.retry import transient
 from memory import banks, purge
-from memory.compaction import CompactionResult, compact_partition, evaluate_bank, reconcile
+from memory.compaction.apply import CompactionResult, compact_partition, reconcile
+from memory.compaction.scan import evaluate_bank
 from memory.context import open_context
 from memory.models import Bank
 from memory.sweeps import every_bank

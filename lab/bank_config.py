@@ -9,7 +9,7 @@ import streamlit as st
 
 from lab import ui
 from memory import banks, export
-from memory.compaction import compact_bank
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.models import Bank, BankUpdate
 

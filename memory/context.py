@@ -17,7 +17,7 @@ from memory.config import Mode
 from memory.ports import Clock, Completer, Embedder, Store
 from memory.providers.embed import embedder_for
 from memory.settings import Settings, checked_account, checked_uri
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 if TYPE_CHECKING:
     from memory.compaction.apply import CompactionResult

@@ -111,7 +111,7 @@ def assert_exactly_once(stored: Sequence[Entry], originals: Iterable[str]) -> No
 
 def worker_context(uri: str, account: str, completer: str = "markers") -> Context:
     """Return a context for a child process: hashing embedder and a test completer."""
-    from memory.store import LanceStore
+    from memory.store.lance import LanceStore
     from memory.testing import HashingEmbedder
 
     chosen: MarkerCompleter | ExtractiveCompleter = (

@@ -20,7 +20,7 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
 
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -16,7 +16,8 @@ from memory.config import modes, templates
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn
-from memory.store import LanceStore, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
 
 LEGACY_DIR = Path(__file__).parent / "fixtures" / "legacy_banks"
 LEGACY_FIXTURES = sorted(LEGACY_DIR.glob("*.json"))

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.compaction import PartitionRow, plan_partition, summary_budget, threshold_reasons
+from memory.compaction.plan import PartitionRow, plan_partition, summary_budget, threshold_reasons
 from memory.models import Bank
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -16,7 +16,8 @@ from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.models import EntryIn
-from memory.store import LanceStore, StoreTuning
+from memory.store.lance import LanceStore
+from memory.store.maintenance import StoreTuning
 
 WRITERS = 2
 PER_WRITER = 25

@@ -26,7 +26,7 @@ from memory import banks, entries, maintenance, retention
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 TESTS = Path(__file__).resolve().parent

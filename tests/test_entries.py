@@ -18,7 +18,9 @@ from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput, NotFound
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, EntryIn, SearchQuery
 from memory.providers import tokens
-from memory.store import LanceStore, StoreTuning, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
+from memory.store.maintenance import StoreTuning
 
 
 @pytest.fixture

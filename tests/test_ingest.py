@@ -242,7 +242,7 @@ KILLER = textwrap.dedent(
     from memory import banks
     from memory.context import Context
     from memory.ingest import ingest
-    from memory.store import LanceStore
+    from memory.store.lance import LanceStore
     from memory.testing import KillingEmbedder
 
     embedder = KillingEmbedder(384, after=int(sys.argv[3]))

@@ -46,8 +46,9 @@ from memory.clock import FixedClock
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.store import LanceStore, StoreTuning, filters
-from memory.store.lance import entries_table_name
+from memory.store import filters
+from memory.store.lance import LanceStore, entries_table_name
+from memory.store.maintenance import StoreTuning
 from memory.store.races import race_of
 from memory.testing import ScriptedCompleter
 

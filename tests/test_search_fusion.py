@@ -12,8 +12,9 @@ from lancedb.index import FTS
 from memory import banks, entries, search
 from memory.context import Context
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.store import StoreTuning, filters
+from memory.store import filters
 from memory.store import lance as lance_store
+from memory.store.maintenance import StoreTuning
 from memory.store.schema import ENTRY_COLUMNS, entries_schema, index_text
 
 

@@ -17,7 +17,8 @@ from memory.clock import FixedClock
 from memory.context import Context
 from memory.entries.delete import forget
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
-from memory.store import LanceStore, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
 from memory.store.locks import bank_lock
 from memory.store.schema import CONTEXT_SEPARATOR
 

@@ -13,7 +13,7 @@ from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.providers.embed import MiniLMEmbedder
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from tests.compaction_support import run
 
 TURNS = [

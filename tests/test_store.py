@@ -19,9 +19,10 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
 from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQuery
-from memory.store import LanceStore, RetryPolicy, StoreTuning, filters, maintenance
-from memory.store.lance import entries_table_name
-from memory.store.races import race_of
+from memory.store import filters, maintenance
+from memory.store.lance import LanceStore, entries_table_name
+from memory.store.maintenance import StoreTuning
+from memory.store.races import RetryPolicy, race_of
 from memory.store.schema import ENTRY_COLUMNS
 
 

@@ -21,7 +21,9 @@ from memory.cli import main
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
-from memory.store import LanceStore, StoreTuning, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
+from memory.store.maintenance import StoreTuning
 from memory.testing import hashing_embedder
 
 
@@ -202,7 +204,7 @@ def test_a_later_run_finishes_a_prune_a_full_disk_stopped(
     local: Context, data: str, later: str
 ) -> None:
     from memory import retention
-    from memory.compaction import compact_bank
+    from memory.compaction.bank import compact_bank
 
     needle = f"qx{later}needle"
     bank = _with_secret(local, "chat", needle)
@@ -225,7 +227,7 @@ def test_a_later_run_finishes_a_prune_a_full_disk_stopped(
 
 def test_a_real_full_disk_stops_the_prune_and_a_later_run_finishes_it(tmp_path: Path) -> None:
     """The same on a small tmpfs filled up: LanceDB's own ENOSPC, not an injected one."""
-    from memory.store import LanceStore
+    from memory.store.lance import LanceStore
     from memory.testing import HashingEmbedder
 
     small = tmp_path / "small"

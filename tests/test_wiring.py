@@ -14,7 +14,7 @@ import pytest
 from memory import banks, entries
 from memory.context import Context
 from memory.models import BankCreate, EntryIn
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 MEMORY = Path(__file__).resolve().parents[1] / "memory"
@@ -65,7 +65,7 @@ from memory import entries
 from memory import banks
 from memory.context import Context
 from memory.models import BankCreate, EntryIn
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 store = LanceStore({str(tmp_path / "db")!r})
 ctx = Context(store=store, embedder=lambda m: HashingEmbedder(m.dims))

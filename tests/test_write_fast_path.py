@@ -25,7 +25,8 @@ from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.providers import tokens
-from memory.store import LanceStore, filters
+from memory.store import filters
+from memory.store.lance import LanceStore
 from memory.store.schema import ENTRY_COLUMNS
 from memory.testing import CountingEncoding, HashingEmbedder, RecordingEmbedder
 

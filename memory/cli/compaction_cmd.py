@@ -10,7 +10,7 @@ from memory.cli.args import context
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
-    from memory.compaction import CompactionResult
+    from memory.compaction.apply import CompactionResult
     from memory.models import Bank
     from memory.retention import RetentionResult
 
@@ -35,7 +35,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _compact(args: argparse.Namespace) -> int:
     from memory import banks
-    from memory.compaction import compact_bank
+    from memory.compaction.bank import compact_bank
 
     ctx = context(args)
     bank = banks.get(ctx, args.bank)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from memory.compaction import CompactionResult
+    from memory.compaction.apply import CompactionResult
 
 
 class FileReport(BaseModel):

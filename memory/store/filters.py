@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from memory.errors import InvalidInput
+from memory.types.entry_filter import EntryFilter
 from memory.validation import check_text
 
 
@@ -81,3 +82,47 @@ def conjoin(*parts: str | None) -> str | None:
     """Return the AND of the non-empty predicates, or None."""
     kept = [p for p in parts if p]
     return " AND ".join(f"({p})" for p in kept) if kept else None
+
+
+HEAD_ROWS = "chunk_index = 0"
+"""One row per entry: its first chunk, which carries the entry's whole `content`."""
+
+
+def where_of(flt: EntryFilter | None) -> str | None:
+    """Return the escaped predicate of an entry filter over chunk rows (None: every row).
+
+    The predicate matches every chunk row of a matching entry (entry-level columns repeat on
+    each chunk), except `content`, which only the first chunk row holds; add HEAD_ROWS
+    (`heads_of`) for one row per entry.
+    """
+    if flt is None:
+        return None
+    if flt.matches_nothing:
+        return "false"
+    parts: list[str | None] = [
+        entry_filter(
+            tags=flt.tags, speaker=flt.speaker, since=flt.since, until=flt.until, kind=flt.kind
+        )
+    ]
+    if flt.ids is not None:
+        parts.append(one_of("entry_id", flt.ids))
+    if flt.keys is not None:
+        parts.append(one_of("key", flt.keys))
+    if flt.any_tag:
+        parts.append(" OR ".join(f"array_has(tags, {literal(tag)})" for tag in flt.any_tag))
+    if flt.content is not None:
+        parts.append(equals("content", flt.content))
+    if flt.summarizes_any:
+        parts.append(
+            f"kind = 'summary' AND array_has_any(summary_of, {list_literal(flt.summarizes_any)})"
+        )
+    if flt.any_of:
+        alternatives = [where_of(alt) or "true" for alt in flt.any_of]
+        parts.append(" OR ".join(f"({alt})" for alt in alternatives))
+    return conjoin(*parts)
+
+
+def heads_of(flt: EntryFilter | None) -> str:
+    """Return the predicate of the first chunk row of each entry `flt` matches."""
+    inner = where_of(flt)
+    return HEAD_ROWS if inner is None else f"({HEAD_ROWS}) AND ({inner})"

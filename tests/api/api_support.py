@@ -15,7 +15,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 START_TIMEOUT = 20.0

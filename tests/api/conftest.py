@@ -14,7 +14,7 @@ from memory.api.app import create_app
 from memory.api.state import ApiLimits
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 

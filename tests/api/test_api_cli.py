@@ -17,7 +17,7 @@ import pytest
 from flows.cli import main
 from memory.accounts import account_for_key, create_key
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 
 def _run(ctx: Context, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ from memory.accounts import account_for_key, create_key, list_keys, revoke_key
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 
 def test_a_key_resolves_to_its_account_and_only_its_hash_is_stored(ctx: Context) -> None:

@@ -18,7 +18,7 @@ from memory.api.mcp.http import create_app_with_mcp, standalone_app
 from memory.api.mcp.state import own_state
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 INIT = {

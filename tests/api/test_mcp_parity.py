@@ -23,7 +23,7 @@ from memory.accounts import create_key
 from memory.api.mcp.http import create_app_with_mcp
 from memory.clock import FixedClock
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 VOLATILE = {

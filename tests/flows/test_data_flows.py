@@ -11,7 +11,7 @@ from flow_support import artifact_markdown
 from memory import banks
 from memory.context import Context
 from memory.models import BankCreate
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ingest"

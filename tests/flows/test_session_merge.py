@@ -10,7 +10,7 @@ from memory.context import Context
 from memory.layers import session, working
 from memory.layers.session import SessionMergeRequest
 from memory.layers.turns import Turn
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 

@@ -12,7 +12,7 @@ from flow_support import artifact_markdown
 from memory import banks, entries, purge
 from memory.context import Context
 from memory.models import EntryIn
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
 

@@ -11,7 +11,7 @@ from memory.assistant import OFFLINE_ASSISTANT_LABEL, Proposal, accept, propose
 from memory.config import get_template
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 
 def test_support_volume_sets_the_thresholds_with_the_arithmetic_shown() -> None:

@@ -15,7 +15,7 @@ from compaction_support import make_bank, run, write_turns
 
 from memory import banks
 from memory.context import Context
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 
 PASTED = (
     "user: my Brevo 3000 grinder jams\n"

@@ -12,7 +12,7 @@ from memory.errors import InvalidInput, NotFound, ProviderError
 from memory.judge import HEURISTIC_LABEL, judge_calls
 from memory.lab import BankSource, PastedSource, SyntheticSource, preview, run_test, synthesize
 from memory.providers.tokens import count_tokens
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import ScriptedCompleter
 
 PASTED = (

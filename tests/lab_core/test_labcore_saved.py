@@ -20,7 +20,7 @@ from memory.lab import (
     list_runs,
     run_test,
 )
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import ScriptedCompleter
 
 PASTED = "user: order 4411 broke\nassistant: a new one ships May 3, 2026\nuser: thanks\n"

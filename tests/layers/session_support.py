@@ -47,7 +47,7 @@ def merge_in_child(uri: str, account: str, user: str, agent: str, conversation: 
     sys.pycache_prefix = str(CACHE)
     sys.dont_write_bytecode = False
     from memory.layers import session
-    from memory.store import LanceStore
+    from memory.store.lance import LanceStore
     from memory.testing import hashing_embedder
 
     ctx = Context(

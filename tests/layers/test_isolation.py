@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from memory.context import Context
 from memory.errors import NotFound
 from memory.layers import longterm, tools, wipe
-from memory.store import LanceStore
+from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 
 HOSTILE = [

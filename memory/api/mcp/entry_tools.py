@@ -10,7 +10,8 @@ from memory.api.mcp.bank_tools import bank_of
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.schemas import Page, page
-from memory.compaction import CompactionResult, compact_bank
+from memory.compaction.apply import CompactionResult
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.models import Entry
 

@@ -21,7 +21,7 @@ from memory.api.schemas import (
     job_out,
 )
 from memory.api.state import ApiState
-from memory.compaction import compact_bank
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.lab import BankSource, Source, TestRun, run_test
 from memory.lab.run import check_options
