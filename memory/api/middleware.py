@@ -62,7 +62,7 @@ class Guard:
             await _answer(send, 400, "invalid_version", str(exc), extra)
             return
         state["api_version"] = resolved
-        extra.append((versioning.HEADER.encode(), resolved.encode()))
+        extra.append((versioning.HEADER.encode(), resolved.label.encode()))
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:
             await _answer(send, 413, "payload_too_large", self._too_large(), extra)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory.errors import InvalidInput
-from memory.judge import MAX_RUNS, Evaluation, uses_llm
+from memory.judge import Evaluation, check_runs, uses_llm
 from memory.models import BankType
 from memory.validation import check_bank_fields, check_text
 
@@ -117,8 +117,7 @@ def check_options(prompt: str, runs: int, max_tokens: int | None, max_turns: int
     check_text("compaction prompt", prompt)
     if not prompt.strip():
         raise InvalidInput("the compaction prompt is empty: give the instructions to test")
-    if not 1 <= runs <= MAX_RUNS:
-        raise InvalidInput(f"runs must be 1-{MAX_RUNS} (judge runs per case), got {runs}")
+    check_runs(runs)
     check_bank_fields(compaction_prompt=prompt, max_tokens=max_tokens, max_turns=max_turns)
 
 
