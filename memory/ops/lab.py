@@ -70,8 +70,11 @@ def prepare_test(ctx: Context, request: LabTest) -> PreparedTest:
         NotFound: an unknown bank.
     """
     source = request.source
-    bank = bank_of(ctx, source.bank) if isinstance(source, BankSource) else None
-    return PreparedTest(request, bank)
+    if not isinstance(source, BankSource):
+        return PreparedTest(request, None)
+    bank = bank_of(ctx, source.bank)
+    named = source.model_copy(update={"bank": bank.id})  # the run names the bank by its id
+    return PreparedTest(request.model_copy(update={"source": named}), bank)
 
 
 def run_prepared(ctx: Context, prepared: PreparedTest, progress: Progress | None = None) -> TestRun:
