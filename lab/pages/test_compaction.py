@@ -9,16 +9,9 @@ from lab import ui
 from lab.run_view import show_pair, show_run
 from memory import banks
 from memory.judge import MAX_RUNS
-from memory.lab import (
-    BankSource,
-    PastedSource,
-    SyntheticSource,
-    compare,
-    list_runs,
-    preview,
-    run_test,
-)
+from memory.lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
 from memory.models import BankType
+from memory.ops import lab
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]
@@ -96,9 +89,16 @@ options = {
     "runs": runs,
 }
 
+
+def _request(chosen: str) -> lab.LabTest:
+    """Return the test of the form's source with `chosen` prompt (checked: InvalidInput)."""
+    assert source is not None
+    return lab.LabTest(source=source, options=TestOptions(prompt=chosen, **options), save=True)
+
+
 if source is not None:
     with ui.reported():
-        cost = preview(ctx, source, prompt=prompt, judge_model=judge_model, runs=runs)
+        cost = lab.preview(ctx, _request(prompt))
         st.caption(
             f"Cost preview: {cost.entries} entries, {cost.tokens:,} tokens, "
             f"{cost.judge_calls} judge call(s) · summarizer: {cost.summarizer} · "
@@ -108,7 +108,7 @@ run_col, compare_col = st.columns(2)
 if run_col.button("Run test", type="primary", disabled=source is None, key="tc_run"):
     assert source is not None
     with ui.reported(), st.status("Running the compaction test...", expanded=True) as status:
-        done = run_test(ctx, source, prompt=prompt, progress=status.write, **options)
+        done = lab.test_compaction(ctx, _request(prompt), progress=status.write)
         state["tc_result"] = [done]
         status.update(label="Compaction test done", state="complete", expanded=False)
 if compare_col.button(
@@ -116,7 +116,9 @@ if compare_col.button(
 ):
     assert source is not None
     with ui.reported(), st.status("Running both prompts...", expanded=True) as status:
-        pair = compare(ctx, source, (prompt, prompt_b), progress=status.write, **options)
+        first = _request(prompt)
+        other = TestOptions.model_validate({**first.options.model_dump(), "prompt": prompt_b})
+        pair = lab.compare(ctx, first, other, progress=status.write)
         state["tc_result"] = list(pair)
         status.update(label="Both prompts done", state="complete", expanded=False)
 

@@ -18,14 +18,12 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import cast
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
 from memory.api import errors
-from memory.api.jobs import Jobs
 from memory.api.middleware import Guard
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.state import ApiLimits, ApiState
@@ -71,22 +69,7 @@ def create_app(
     chosen = limits or ApiLimits()
     folder = exports_dir or Path(tempfile.mkdtemp(prefix="membank-exports-"))
     owned = exports_dir is None
-    state = ApiState(
-        base=base,
-        keys=keys or cast(KeyStore, base.store),
-        jobs=Jobs(
-            workers=chosen.workers,
-            max_pending=chosen.max_pending,
-            keep=chosen.keep_jobs,
-            error_of=lambda exc: (
-                errors.status_of(exc),
-                errors.STATUS_CODES.get(errors.status_of(exc), "internal_error"),
-            ),
-            clock=base.clock,
-        ),
-        limits=chosen,
-        exports_dir=folder,
-    )
+    state = ApiState.open(base, exports_dir=folder, keys=keys, limits=chosen)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -96,7 +79,7 @@ def create_app(
             try:
                 yield
             finally:
-                state.jobs.shutdown()
+                state.close()
                 if owned:
                     shutil.rmtree(folder, ignore_errors=True)
 

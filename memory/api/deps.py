@@ -10,7 +10,7 @@ from fastapi.security import APIKeyHeader
 
 from memory.api.errors import ApiError
 from memory.api.state import ApiState
-from memory.api.versioning import LEGACY, core_version
+from memory.api.versioning import ApiVersion
 from memory.context import Context
 
 KEY_HEADER = "X-API-Key"
@@ -57,7 +57,8 @@ def context(request: Request, owner: Account) -> Context:
 
 def api_version(request: Request) -> str | None:
     """Return the `api_version` the bank rules take (None: legacy, unversioned behaviour)."""
-    return core_version(getattr(request.state, "api_version", LEGACY))
+    resolved: ApiVersion = getattr(request.state, "api_version", ApiVersion(current=False))
+    return resolved.core
 
 
 Ctx = Annotated[Context, Depends(context)]

@@ -1,9 +1,11 @@
 """Errors as JSON: `{"error": {"code", "message"}}` with the status that fits, mapped once.
 
 The core's exceptions (`memory.errors`) map to 400 (InvalidInput), 404 (NotFound), 409
-(Conflict), 502 (ProviderError) and 503 (StorageError); request-shape errors are a 422 that
-names the field and what to send, never pydantic's internals; anything unexpected is a 500
-with no detail (the request id ties it to the server's log).
+(Conflict), 429 (TooManyJobs), 502 (ProviderError) and 503 (StorageError), in one table
+(`KINDS`) that the REST handlers, failed jobs and the MCP tool errors all read; request-shape
+errors are a 422 that names the field and what to send, never pydantic's internals;
+anything unexpected is a 500 with no detail (the request id ties it to the server's log),
+answered by the request guard only (`memory.api.middleware.Guard`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from memory.errors import (
     ProviderError,
     StorageError,
 )
+from memory.ops.jobs import TooManyJobs
 
 log = logging.getLogger("membank.api")
 
@@ -69,13 +72,15 @@ STATUS_CODES = {
     503: "storage_error",
 }
 
-_CORE: list[tuple[type[MembankError], int]] = [
-    (InvalidInput, 400),
-    (NotFound, 404),
-    (Conflict, 409),
-    (ProviderError, 502),
-    (StorageError, 503),
+KINDS: list[tuple[type[MembankError], int, str]] = [
+    (InvalidInput, 400, "invalid input: {}"),
+    (NotFound, 404, "not found: {}"),
+    (Conflict, 409, "conflict: {}"),
+    (TooManyJobs, 429, "too many jobs: {}"),
+    (ProviderError, 502, "model provider failed: {} (retry later)"),
+    (StorageError, 503, "failed: {}"),
 ]
+"""Each core error: its HTTP status, and how an MCP tool error tells it (`{}`: the message)."""
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": code.replace("_", " ")}
@@ -93,12 +98,33 @@ def error_json(
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
+def _kind(exc: MembankError) -> tuple[int, str]:
+    for kind, status, told in KINDS:
+        if isinstance(exc, kind):
+            return status, told
+    return 500, "failed: {}"
+
+
 def status_of(exc: MembankError) -> int:
     """Return the HTTP status of a core exception."""
-    for kind, status in _CORE:
-        if isinstance(exc, kind):
-            return status
-    return 500
+    return _kind(exc)[0]
+
+
+def code_of(exc: MembankError | None) -> str:
+    """Return the error code of a core exception (None: an unexpected failure)."""
+    return "internal_error" if exc is None else STATUS_CODES.get(status_of(exc), "internal_error")
+
+
+def tool_message(exc: MembankError) -> str:
+    """Return a core exception as an MCP tool error's text (what to change, in its words)."""
+    return _kind(exc)[1].format(exc)
+
+
+def unexpected_message(request_id: str) -> str:
+    """Return the message of a 500: the request id, nothing of the failure."""
+    return (
+        f"the server failed on this request (request id {request_id}); nothing more is shown here"
+    )
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -141,7 +167,7 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.warning("request %s failed: %s", _rid(request), exc)
-        return error_json(status, STATUS_CODES.get(status, "internal_error"), str(exc))
+        return error_json(status, code_of(exc), str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _shape_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -162,16 +188,6 @@ def install(app: FastAPI) -> None:
                 f"{' or '.join(allowed)} (see /docs)"
             )
         return error_json(exc.status_code, code, message, headers=headers)
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("request %s failed", _rid(request))
-        return error_json(
-            500,
-            "internal_error",
-            f"the server failed on this request (request id {_rid(request)}); nothing "
-            "more is shown here",
-        )
 
 
 def allowed_methods(app: FastAPI, path: str) -> list[str]:

@@ -1,5 +1,6 @@
 """ASGI middleware around every request: request id, body size limit, API version, and a
-JSON 500 for anything unexpected (with the request id, so a log line can be found)."""
+JSON 500 for anything unexpected (with the request id, so a log line can be found): the
+app's only 500 handler."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory.api import versioning
-from memory.api.errors import ErrorBody, ErrorResponse
+from memory.api.errors import ErrorBody, ErrorResponse, unexpected_message
 
 log = logging.getLogger("membank.api")
 REQUEST_ID = "X-Request-ID"
@@ -61,7 +62,7 @@ class Guard:
             await _answer(send, 400, "invalid_version", str(exc), extra)
             return
         state["api_version"] = resolved
-        extra.append((versioning.HEADER.encode(), resolved.encode()))
+        extra.append((versioning.HEADER.encode(), resolved.label.encode()))
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:
             await _answer(send, 413, "payload_too_large", self._too_large(), extra)
@@ -98,11 +99,7 @@ class Guard:
         except Exception:
             log.exception("request %s failed", rid)
             if not started:
-                message = (
-                    f"the server failed on this request (request id {rid}); "
-                    "nothing more is shown here"
-                )
-                await _answer(send, 500, "internal_error", message, extra)
+                await _answer(send, 500, "internal_error", unexpected_message(rid), extra)
 
     def _too_large(self) -> str:
         return (

@@ -12,11 +12,12 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.api.errors import ErrorBody
-from memory.api.jobs import JobRecord, JobStatus
+from memory.api.errors import ErrorBody, code_of
 from memory.config import Template
-from memory.export.records import ExportFilters, ExportFormat
-from memory.lab import PastedSource, SyntheticSource
+from memory.export.records import ExportFormat
+from memory.lab import PastedSource, SyntheticSource, TestOptions
+from memory.ops import exports
+from memory.ops.jobs import JobRecord, JobStatus
 
 T = TypeVar("T")
 MAX_PAGE = 1000
@@ -106,6 +107,12 @@ class TestCompactionRequest(Request):
     max_tokens: int | None = Field(default=None, description="threshold (default: the bank's)")
     max_turns: int | None = Field(default=None, description="threshold (default: the bank's)")
 
+    def options(self) -> TestOptions:
+        """Return the test's options, checked (InvalidInput: a 400 naming the problem)."""
+        return TestOptions(
+            prompt=self.compaction_prompt, max_tokens=self.max_tokens, max_turns=self.max_turns
+        )
+
 
 class PastedInput(PastedSource):
     """Entries pasted as JSON lines or `speaker: text` lines."""
@@ -127,6 +134,12 @@ class DraftTestRequest(Request):
     """`kind` says which: `pasted` (with `text`) or `synthetic` (with `description`)."""
     max_tokens: int | None = None
     max_turns: int | None = None
+
+    def options(self) -> TestOptions:
+        """Return the test's options, checked (InvalidInput: a 400 naming the problem)."""
+        return TestOptions(
+            prompt=self.compaction_prompt, max_tokens=self.max_tokens, max_turns=self.max_turns
+        )
 
     def lab_source(self) -> PastedSource | SyntheticSource:
         """Return the source as the lab takes it."""
@@ -151,11 +164,16 @@ class Job(BaseModel):
     """Why it failed (the code and message the same call made directly would give)."""
 
 
+def job_error(record: JobRecord) -> ErrorBody | None:
+    """Return why a job failed, with the code the same call made directly would give."""
+    if record.error is None:
+        return None
+    return ErrorBody(code=code_of(record.failure), message=record.error)
+
+
 def job_out(record: JobRecord, status_url: str) -> Job:
     """Return the API view of a job."""
-    error = None
-    if record.error is not None:
-        error = ErrorBody(code=record.error_code or "internal_error", message=record.error)
+    error = job_error(record)
     result = record.result
     if isinstance(result, BaseModel):
         result = result.model_dump(mode="json")
@@ -174,13 +192,8 @@ def job_out(record: JobRecord, status_url: str) -> Job:
     )
 
 
-class ResourceExportCreate(Request):
-    """An export to make: a memory bank's configuration and entries, as JSON or Parquet."""
-
-    resource_type: Literal["memory_bank"]
-    resource_id: str = Field(description="the memory bank's id")
-    format: ExportFormat = "json"
-    filters: ExportFilters = Field(default_factory=ExportFilters)
+ResourceExportCreate = exports.ExportRequest
+"""An export to make (the request `memory.ops.exports` takes, as the REST body)."""
 
 
 class ResourceExport(BaseModel):
@@ -199,3 +212,26 @@ class ResourceExport(BaseModel):
     download_url: str | None = None
     """Set once the file is ready."""
     error: ErrorBody | None = None
+
+
+EXPORTS_PATH = "/authenticated/resource-exports"
+
+
+def export_out(record: JobRecord) -> ResourceExport:
+    """Return the API view of an export job (REST and MCP show the same)."""
+    result = exports.result_of(record)
+    base = f"{EXPORTS_PATH}/{record.id}"
+    return ResourceExport(
+        id=record.id,
+        resource_type="memory_bank",
+        resource_id=record.details["resource_id"],
+        format=record.details["format"],
+        status=record.status,
+        created_at=record.created_at,
+        finished_at=record.finished_at,
+        entries=result.entries if result else None,
+        bytes=result.bytes if result else None,
+        status_url=base,
+        download_url=f"{base}/download" if result else None,
+        error=job_error(record),
+    )

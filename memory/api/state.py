@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from memory import accounts
 from memory.accounts import KeyStore
-from memory.api.jobs import Jobs
 from memory.context import Context
+from memory.ops.jobs import JobLimits, Jobs, open_jobs
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class ApiLimits:
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
     page_limit: int = 100
     """Default page size of lists."""
+
+    @property
+    def jobs(self) -> JobLimits:
+        """Return the job pool's part of the limits."""
+        return JobLimits(workers=self.workers, max_pending=self.max_pending, keep=self.keep_jobs)
 
 
 @dataclass
@@ -47,6 +53,30 @@ class ApiState:
     jobs: Jobs
     limits: ApiLimits
     exports_dir: Path
+
+    @classmethod
+    def open(
+        cls,
+        base: Context,
+        *,
+        exports_dir: Path,
+        keys: KeyStore | None = None,
+        limits: ApiLimits | None = None,
+    ) -> ApiState:
+        """Return the state of a server over `base`: its job pool (the one runner of REST and
+        MCP), keys (default: the base context's store) and export folder; `close()` it."""
+        chosen = limits or ApiLimits()
+        return cls(
+            base=base,
+            keys=keys or cast(KeyStore, base.store),
+            jobs=open_jobs(chosen.jobs, base.clock),
+            limits=chosen,
+            exports_dir=exports_dir,
+        )
+
+    def close(self) -> None:
+        """Stop the job pool (running jobs finish, queued ones are dropped)."""
+        self.jobs.shutdown()
 
     def context_for(self, account: str) -> Context:
         """Return a Context on the app's store scoped to `account` (no new connection)."""

@@ -50,11 +50,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from memory import banks, entries
-    from memory.config import get_mode
-    from memory.judge import evaluate
-    from memory.lab.pasted import parse_pasted
-    from memory.prompts import entry_line
+    from memory.ops import lab
 
     if args.key is not None and args.bank is None:
         raise InvalidInput("--key needs --bank: it names a partition of the bank's entries")
@@ -63,35 +59,24 @@ def _judge(args: argparse.Namespace) -> int:
     summary = _read("--summary", args.summary)
     if not summary.strip():
         raise InvalidInput(f"--summary {args.summary}: the file is empty; give the summary text")
-    ctx = context(args)
-    prompt = args.prompt
-    if args.bank is not None:
-        bank = banks.get(ctx, args.bank)
-        found = entries.load(ctx, bank, args.key) if args.key else entries.read(ctx, bank)
-        if not found:
-            where = f" under key {args.key!r}" if args.key else ""
-            raise InvalidInput(
-                f"bank {bank.name!r} has no entries{where}: nothing to judge against"
-            )
-        source = [entry_line(e.content, e.speaker) for e in found]
-        prompt = prompt if prompt is not None else bank.compaction_prompt
-        mode = banks.mode_of(bank)
-    else:
-        try:
-            drafts = parse_pasted(_read("--pasted", args.pasted), args.type or "conversation")
-        except InvalidInput as exc:
-            raise InvalidInput(f"--pasted {args.pasted}: {exc}") from None
-        source = [entry_line(d.content, d.speaker) for d in drafts]
-        mode = get_mode("balanced")
-    result = evaluate(
-        source,
-        summary,
-        prompt=prompt,
-        judge_model=args.judge or ctx.settings.judge_model,
+    pasted = _read("--pasted", args.pasted) if args.pasted is not None else None
+    request = lab.JudgeRequest(
+        summary=summary,
+        bank=args.bank,
+        key=args.key,
+        pasted=pasted,
+        bank_type=args.type or "conversation",
+        prompt=args.prompt,
+        judge_model=args.judge,
         runs=args.runs,
-        embedder=ctx.embedder(mode),
-        settings=ctx.settings,
     )
+    ctx = context(args)
+    try:
+        result = lab.judge(ctx, request)
+    except InvalidInput as exc:
+        if pasted is None or args.bank is not None:
+            raise
+        raise InvalidInput(f"--pasted {args.pasted}: {exc}") from None
     if args.json:
         emit_json(result)
     else:

@@ -99,25 +99,29 @@ def _read(path: str) -> str:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from memory import lab
+    from memory.lab import TestOptions
+    from memory.ops import lab
 
     ctx = context(args)
-    source = _source(args)
+    options = TestOptions(
+        prompt=args.prompt,
+        max_tokens=args.max_tokens,
+        max_turns=args.max_turns,
+        judge_model=args.judge,
+        runs=args.runs,
+    )
+    other = None
+    if args.compare is not None:  # the second prompt, checked as the first
+        other = TestOptions.model_validate({**options.model_dump(), "prompt": args.compare})
+    request = lab.LabTest(source=_source(args), options=options, save=not args.no_save)
     if args.preview:
-        cost = lab.preview(ctx, source, prompt=args.prompt, judge_model=args.judge, runs=args.runs)
-        if args.compare is not None:
+        cost = lab.preview(ctx, request)
+        if other is not None:
             cost = cost.model_copy(update={"judge_calls": cost.judge_calls * 2})
         _say_preview(args, cost)
         return 0
-    options: dict[str, Any] = {
-        "max_tokens": args.max_tokens,
-        "max_turns": args.max_turns,
-        "judge_model": args.judge,
-        "runs": args.runs,
-        "save": not args.no_save,
-    }
-    if args.compare is not None:
-        first, second = lab.compare(ctx, source, (args.prompt, args.compare), **options)
+    if other is not None:
+        first, second = lab.compare(ctx, request, other)
         if args.json:
             emit_json([first, second])
         else:
@@ -131,7 +135,7 @@ def _test(args: argparse.Namespace) -> int:
                 f"prompt {better} scored higher"
             )
         return 0
-    run = lab.run_test(ctx, source, prompt=args.prompt, **options)
+    run = lab.test_compaction(ctx, request)
     if args.json:
         emit_json(run)
     else:
@@ -243,23 +247,22 @@ def _short(text: str, width: int = 60) -> str:
 
 
 def _assistant(args: argparse.Namespace) -> int:
-    from memory import assistant, banks
+    from memory import assistant
+    from memory.ops import lab
     from memory.settings import Settings
 
     ctx = context(args) if args.apply is not None else None
-    kind = args.type
-    if ctx is not None and kind is None:
-        kind = banks.get(ctx, args.apply).type
-    settings = ctx.settings if ctx is not None else Settings()
-    proposal = assistant.propose(args.description, bank_type=kind, settings=settings)
-    if ctx is None:
+    if ctx is None:  # nothing stored is read: no storage opened
+        proposal = assistant.propose(args.description, bank_type=args.type, settings=Settings())
         if args.json:
             emit_json(proposal)
         else:
             _say_proposal(proposal)
             say("\nnothing changed: add --apply BANK to accept it on a bank")
         return 0
-    updated = assistant.accept(ctx, args.apply, proposal)
+    request = lab.ProposeRequest(description=args.description, type=args.type, bank=args.apply)
+    proposal = lab.propose(ctx, request)
+    updated = lab.accept(ctx, args.apply, proposal)
     if args.json:
         emit_json({"proposal": proposal, "bank": updated})
     else:

@@ -1,11 +1,14 @@
-"""A deepeval judge model over membank's litellm completer, with the JSON-mode fallback.
+"""A deepeval judge model over a membank Completer, with the JSON-mode fallback.
 
-deepeval asks its model for JSON matching a pydantic schema. `JudgeModel.generate` asks the
+deepeval asks its model for JSON matching a pydantic schema. Over the litellm completer
+(which takes a `response_format` and reports tokens), `JudgeModel.generate` asks the
 provider for `json_schema` first; a provider that refuses it (a bad request) is asked with
 `json_object`, then with a plain prompt that carries the schema, and the format that worked
-is kept for the next calls. The reply is parsed here: text that is not valid JSON for the
-schema (local models often cut it short) raises InvalidModelOutput, which fails only the
-criterion that asked. deepeval is imported when the model is made, not before.
+is kept for the next calls. Any other Completer (`memory.testing.ScriptedCompleter`) is asked
+with the plain prompt that carries the schema, and spends no counted tokens. The reply is
+parsed here: text that is not valid JSON for the schema (local models often cut it short)
+raises InvalidModelOutput, which fails only the criterion that asked. deepeval is imported
+when the model is made, not before.
 """
 
 from __future__ import annotations
@@ -14,16 +17,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from memory import prompts
 from memory.errors import FormatRejected, InvalidModelOutput
-from memory.ports import Message
-
-if TYPE_CHECKING:
-    from memory.providers.llm import LiteLLMCompleter
+from memory.ports import Completer, Message
 
 JSON_MODES = ("json_schema", "json_object", "prompt")
 """The ways of asking for JSON, tried in this order until the provider takes one."""
@@ -53,7 +53,7 @@ def quiet_deepeval() -> None:
         os.environ.setdefault(name, value)
 
 
-def judge_model(completer: LiteLLMCompleter) -> Any:
+def judge_model(completer: Completer) -> Any:
     """Return a deepeval `DeepEvalBaseLLM` that answers through `completer`."""
     return _judge_class()(completer)
 
@@ -67,9 +67,11 @@ def _judge_class() -> type:
     class JudgeModel(DeepEvalBaseLLM):  # type: ignore[no-untyped-call]  # its __init_subclass__
         """deepeval's judge model: membank's litellm completer with the JSON-mode fallback."""
 
-        def __init__(self, completer: LiteLLMCompleter) -> None:
+        def __init__(self, completer: Completer) -> None:
             self.completer = completer
-            self.mode = 0
+            self.formats = hasattr(completer, "reply")
+            """Whether the completer takes a response_format (litellm's does)."""
+            self.mode = 0 if self.formats else JSON_MODES.index("prompt")
             self.usage = Usage()
             super().__init__(completer.model)
 
@@ -100,11 +102,14 @@ def _judge_class() -> type:
                     self.mode += 1
 
         def _ask(self, messages: list[Message], response_format: dict[str, Any] | None) -> str:
-            reply = self.completer.reply(messages, response_format=response_format)
             self.usage.calls += 1
-            self.usage.tokens += reply.tokens
             self.usage.modes.append(str((response_format or {}).get("type", "prompt")))
-            return reply.text
+            if not self.formats:
+                return self.completer.complete(messages)
+            formatted: Any = self.completer  # litellm's completer: `reply` takes a format
+            reply = formatted.reply(messages, response_format=response_format)
+            self.usage.tokens += reply.tokens
+            return str(reply.text)
 
     return JudgeModel
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from memory.errors import InvalidInput
 from memory.judge.heuristic import judge_heuristic
@@ -16,12 +15,9 @@ from memory.judge.records import (
     combine,
     overall,
 )
-from memory.ports import Embedder
+from memory.ports import Completer, Embedder
 from memory.providers.labels import is_offline
 from memory.providers.tokens import count_tokens
-
-if TYPE_CHECKING:
-    from memory.settings import Settings
 
 MAX_RUNS = 20
 """Most runs one evaluation may ask for (each LLM run makes `LLM_CALLS_PER_RUN` calls)."""
@@ -52,6 +48,16 @@ def uses_llm(judge_model: str | None) -> bool:
     return True
 
 
+def check_runs(runs: int) -> None:
+    """Check how many times a case is judged (the one place this range is checked).
+
+    Raises:
+        InvalidInput: runs outside 1-MAX_RUNS.
+    """
+    if not 1 <= runs <= MAX_RUNS:
+        raise InvalidInput(f"runs must be 1-{MAX_RUNS} (judge runs per case), got {runs}")
+
+
 def judge_calls(judge_model: str | None, runs: int) -> int:
     """Return how many LLM calls judging one summary `runs` times makes (0 offline)."""
     return LLM_CALLS_PER_RUN * runs if uses_llm(judge_model) else 0
@@ -62,10 +68,9 @@ def evaluate(
     summary: str,
     *,
     prompt: str | None = None,
-    judge_model: str | None = None,
+    judge: Completer | None = None,
     runs: int = 1,
     embedder: Embedder,
-    settings: Settings | None = None,
 ) -> Evaluation:
     """Return the evaluation of `summary` against its `source` entries.
 
@@ -73,20 +78,18 @@ def evaluate(
         source: The original entries as text lines ("speaker: text" for conversations).
         summary: The summary to judge.
         prompt: The compaction prompt the summary was written for (judged by "instructions").
-        judge_model: None or the offline judge's name (`membank/heuristic-judge`) for the
-            heuristic judge; any litellm model name for deepeval's GEval and
-            SummarizationMetric through that model.
-        runs: How many times to judge the same case; each criterion reports the mean and
-            the spread over runs.
+        judge: The judge model, for deepeval's GEval and SummarizationMetric through it
+            (`memory.ops.lab.judge_completer` makes one from a model name); None for the
+            offline heuristic judge.
+        runs: How many times to judge the same case (1-MAX_RUNS, checked by the caller's
+            request: `check_runs`); each criterion reports the mean and the spread.
         embedder: The embedder the heuristic judge compares sentences with.
-        settings: Timeout and retries for the judge model (default: from the environment).
 
     Returns:
         The Evaluation, labelled with the judge that produced it.
 
     Raises:
-        InvalidInput: no source lines, a blank summary, runs outside 1-MAX_RUNS, or an
-            unknown offline judge name.
+        InvalidInput: no source lines or a blank summary.
         ProviderError: the judge model could not be reached (invalid JSON from it is the
             failed criterion's `error` instead).
     """
@@ -95,21 +98,12 @@ def evaluate(
         raise InvalidInput("the source has no entries: give the entries the summary was made from")
     if not summary.strip():
         raise InvalidInput("the summary is empty: give the summary text to judge")
-    if not 1 <= runs <= MAX_RUNS:
-        raise InvalidInput(f"runs must be 1-{MAX_RUNS}, got {runs}")
     ratio = round(count_tokens(summary) / max(count_tokens("\n".join(lines)), 1), 4)
-    if uses_llm(judge_model):
-        assert judge_model is not None
+    if judge is not None:
         from memory.judge.llm_judge import judge_with_llm
 
         return judge_with_llm(
-            lines,
-            summary,
-            prompt=prompt,
-            model=judge_model,
-            runs=runs,
-            compression_ratio=ratio,
-            settings=settings,
+            lines, summary, prompt=prompt, judge=judge, runs=runs, compression_ratio=ratio
         )
     result = judge_heuristic(
         lines, summary, prompt=prompt, embedder=embedder, compression_ratio=ratio

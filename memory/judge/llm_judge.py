@@ -1,4 +1,4 @@
-"""The LLM judge: deepeval GEval per criterion and SummarizationMetric, through litellm.
+"""The LLM judge: deepeval GEval per criterion and SummarizationMetric, through a Completer.
 
 Each criterion is a GEval metric with explicit evaluation steps (prompt files
 `judge_<criterion>.md`): the conciseness steps carry the compression ratio, the
@@ -20,7 +20,7 @@ from memory.judge.deepeval_model import judge_model, quiet_deepeval
 from memory.judge.records import CRITERIA, SUMMARIZATION, Evaluation, RunScore, combine, overall
 
 if TYPE_CHECKING:
-    from memory.settings import Settings
+    from memory.ports import Completer
 
 NO_PROMPT = "no prompt given: the prompt's instructions were not judged (give the prompt)"
 ASSESSMENT_QUESTIONS = 5
@@ -41,36 +41,30 @@ def judge_with_llm(
     summary: str,
     *,
     prompt: str | None,
-    model: str,
+    judge: Completer,
     runs: int,
     compression_ratio: float,
-    settings: Settings | None,
 ) -> Evaluation:
-    """Return the evaluation of `summary` by deepeval metrics on `model`, judged `runs` times.
+    """Return the evaluation of `summary` by deepeval metrics on `judge`, judged `runs` times.
 
     Raises:
         ProviderError: the model could not be reached or refused every request format
             (invalid JSON fails only the criterion that asked for it).
     """
-    from memory.providers.llm import LiteLLMCompleter
-    from memory.settings import Settings
-
-    config = settings or Settings()
-    completer = LiteLLMCompleter(model, timeout=config.llm_timeout, retries=config.llm_retries)
-    judge = judge_model(completer)
+    model = judge_model(judge)
     names = [*CRITERIA, SUMMARIZATION]
     per_run: dict[str, list[RunScore]] = {name: [] for name in names}
     for _ in range(runs):
-        for score in _one_run(judge, source, summary, prompt, compression_ratio):
+        for score in _one_run(model, source, summary, prompt, compression_ratio):
             per_run[score.name].append(score)
     criteria = [combine(name, per_run[name]) for name in names]
     return Evaluation(
         criteria=criteria,
         overall=overall(criteria),
-        judge=f"{model} (deepeval)",
+        judge=f"{judge.model} (deepeval)",
         offline=False,
         runs=runs,
-        cost_tokens=judge.usage.tokens,
+        cost_tokens=model.usage.tokens,
         compression_ratio=compression_ratio,
         flags=[],
     )

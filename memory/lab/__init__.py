@@ -15,6 +15,7 @@ from memory.lab.records import (
     PlantedFact,
     Source,
     SyntheticSource,
+    TestOptions,
     TestRun,
 )
 from memory.lab.run import judge_label, preview, run_test
@@ -33,6 +34,7 @@ __all__ = [
     "Source",
     "SyntheticSet",
     "SyntheticSource",
+    "TestOptions",
     "TestRun",
     "compare",
     "delete_runs",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memory.judge import Evaluation
+from memory.errors import InvalidInput
+from memory.judge import Evaluation, check_runs, uses_llm
 from memory.models import BankType
+from memory.validation import check_bank_fields, check_text
 
 FactKind = Literal["name", "number", "date", "preference"]
 
@@ -104,3 +106,41 @@ class TestRun(_Record):
     fact_diff: FactDiff | None
     summarizer: str
     created_at: datetime
+
+
+def check_options(prompt: str, runs: int, max_tokens: int | None, max_turns: int | None) -> None:
+    """Check a test's prompt, judge runs and thresholds (`TestOptions` does, once).
+
+    Raises:
+        InvalidInput: a blank prompt, runs below 1, or a threshold out of range.
+    """
+    check_text("compaction prompt", prompt)
+    if not prompt.strip():
+        raise InvalidInput("the compaction prompt is empty: give the instructions to test")
+    check_runs(runs)
+    check_bank_fields(compaction_prompt=prompt, max_tokens=max_tokens, max_turns=max_turns)
+
+
+class TestOptions(_Record):
+    """What a compaction test runs with, checked once, when made (InvalidInput otherwise).
+
+    Every surface builds one at its edge (REST body, tool arguments, CLI flags, lab form);
+    nothing after it checks the options again.
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    prompt: str
+    max_tokens: int | None = None
+    """Threshold to plan with (default: the bank's; none for pasted/synthetic entries)."""
+    max_turns: int | None = None
+    judge_model: str | None = None
+    """The judge (None: the settings' `judge_model`, by default the offline heuristic judge)."""
+    runs: int = 1
+    """How many times the judge scores the case (mean and spread per criterion)."""
+
+    @model_validator(mode="after")
+    def _checked(self) -> TestOptions:
+        check_options(self.prompt, self.runs, self.max_tokens, self.max_turns)
+        uses_llm(self.judge_model)  # an unknown offline judge is refused before anything runs
+        return self

@@ -24,15 +24,15 @@ from memory.compaction.plan import (
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.config import Mode, get_mode
 from memory.errors import InvalidInput
-from memory.judge import HEURISTIC_LABEL, MAX_RUNS, Evaluation, evaluate, judge_calls, uses_llm
+from memory.judge import HEURISTIC_LABEL, Evaluation, evaluate, judge_calls, uses_llm
 from memory.lab.facts import fact_diff
-from memory.lab.records import CostPreview, SyntheticSource, TestRun
+from memory.lab.records import CostPreview, SyntheticSource, TestOptions, TestRun
 from memory.lab.sources import Loaded, as_draft, load
 from memory.lab.synthetic import check_source
 from memory.models import Bank, Entry
+from memory.ports import Completer
 from memory.prompts import entry_line
 from memory.providers import is_offline
-from memory.validation import check_bank_fields, check_text
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -43,20 +43,6 @@ ESTIMATED_TOKENS_PER_ENTRY = 40
 """Tokens a synthetic entry is assumed to take when an LLM will write it (preview only)."""
 
 
-def check_options(prompt: str, runs: int, max_tokens: int | None, max_turns: int | None) -> None:
-    """Check a test's prompt, judge runs and thresholds.
-
-    Raises:
-        InvalidInput: a blank prompt, runs below 1, or a threshold out of range.
-    """
-    check_text("compaction prompt", prompt)
-    if not prompt.strip():
-        raise InvalidInput("the compaction prompt is empty: give the instructions to test")
-    if not 1 <= runs <= MAX_RUNS:
-        raise InvalidInput(f"runs must be 1-{MAX_RUNS} (judge runs per case), got {runs}")
-    check_bank_fields(compaction_prompt=prompt, max_tokens=max_tokens, max_turns=max_turns)
-
-
 def preview(
     ctx: Context,
     source: Source,
@@ -65,27 +51,37 @@ def preview(
     judge_model: str | None = None,
     runs: int = 1,
 ) -> CostPreview:
+    """Return what a test of `source` will cost (`preview_checked` with these options)."""
+    options = TestOptions(prompt=prompt, judge_model=judge_model, runs=runs)
+    return preview_checked(ctx, source, options)
+
+
+def preview_checked(
+    ctx: Context, source: Source, options: TestOptions, bank: Bank | None = None
+) -> CostPreview:
     """Return what a test of `source` will cost: entries, tokens, judge calls; runs nothing.
 
     Synthetic entries an LLM would write are not generated: their count is the requested
     one and their tokens an estimate (ESTIMATED_TOKENS_PER_ENTRY each).
 
+    Args:
+        bank: the source's bank, already resolved (None: resolved here from the source).
+
     Raises:
-        InvalidInput: bad options or a source with nothing to test.
+        InvalidInput: a source with nothing to test.
         NotFound: an unknown bank.
     """
-    check_options(prompt, runs, None, None)
-    judge_model = chosen_judge(ctx, judge_model)
+    judge_model = chosen_judge(ctx, options.judge_model)
     if isinstance(source, SyntheticSource) and not is_offline(ctx.settings.llm_model):
         check_source(source)
         count, tokens = source.count, source.count * ESTIMATED_TOKENS_PER_ENTRY
     else:
-        loaded = load(ctx, source)
+        loaded = load(ctx, source, bank)
         count, tokens = len(loaded.entries), sum(e.token_count for e in loaded.entries)
     return CostPreview(
         entries=count,
         tokens=tokens,
-        judge_calls=judge_calls(judge_model, runs),
+        judge_calls=judge_calls(judge_model, options.runs),
         summarizer=summarizer_label(completer_for(ctx).model),
         judge=judge_label(judge_model),
     )
@@ -100,6 +96,22 @@ def chosen_judge(ctx: Context, judge_model: str | None) -> str:
 def judge_label(judge_model: str | None) -> str:
     """Return how the judge's scores are labelled: the heuristic judge or the model."""
     return f"{judge_model} (deepeval)" if uses_llm(judge_model) else HEURISTIC_LABEL
+
+
+def judge_for(ctx: Context, judge_model: str | None) -> Completer | None:
+    """Return the judge model's completer (litellm, with the settings' timeout and retries);
+    None for the offline heuristic judge.
+
+    Raises:
+        InvalidInput: a blank name or an unknown offline judge.
+    """
+    if not uses_llm(judge_model):
+        return None
+    assert judge_model is not None
+    from memory.providers.llm import LiteLLMCompleter
+
+    config = ctx.settings
+    return LiteLLMCompleter(judge_model, timeout=config.llm_timeout, retries=config.llm_retries)
 
 
 def run_test(
@@ -119,12 +131,7 @@ def run_test(
     Args:
         ctx: The context (store, summarizer, embedder for the heuristic judge, settings).
         source: A bank (read only), pasted text, or a synthetic description.
-        prompt: The compaction prompt to test.
-        max_tokens: Threshold to plan with (default: the bank's; none for pasted/synthetic).
-        max_turns: Threshold to plan with (default: the bank's; none for pasted/synthetic).
-        judge_model: The judge (None: the settings' `judge_model`, MEMBANK_JUDGE_MODEL, by
-            default the offline heuristic judge).
-        runs: How many times the judge scores the case (mean and spread per criterion).
+        prompt, max_tokens, max_turns, judge_model, runs: the options (`TestOptions`).
         save: Save the run (listed by `list_runs`).
         progress: Called with a short message before each step.
 
@@ -136,42 +143,47 @@ def run_test(
         NotFound: an unknown bank.
         ProviderError: the summarizer, generator or judge model failed.
     """
-    check_options(prompt, runs, max_tokens, max_turns)
-    say = progress or (lambda message: None)
-    say("loading entries")
-    loaded = load(ctx, source)
-    return run_loaded(
-        ctx,
-        source,
-        loaded,
+    options = TestOptions(
         prompt=prompt,
         max_tokens=max_tokens,
         max_turns=max_turns,
         judge_model=judge_model,
         runs=runs,
-        save=save,
-        progress=say,
     )
+    return run_checked(ctx, source, options, save=save, progress=progress)
+
+
+def run_checked(
+    ctx: Context,
+    source: Source,
+    options: TestOptions,
+    *,
+    bank: Bank | None = None,
+    save: bool = False,
+    progress: Progress | None = None,
+) -> TestRun:
+    """Run a test with options already checked; `bank`: the source's bank, if resolved."""
+    say = progress or (lambda message: None)
+    say("loading entries")
+    loaded = load(ctx, source, bank)
+    return run_loaded(ctx, source, loaded, options, save=save, progress=say)
 
 
 def run_loaded(
     ctx: Context,
     source: Source,
     loaded: Loaded,
+    options: TestOptions,
     *,
-    prompt: str,
-    max_tokens: int | None,
-    max_turns: int | None,
-    judge_model: str | None,
-    runs: int,
     save: bool,
     progress: Progress,
 ) -> TestRun:
     """Run a test on entries already loaded (`compare` runs two prompts on the same ones)."""
-    check_options(prompt, runs, max_tokens, max_turns)
-    judge_model = chosen_judge(ctx, judge_model)
+    prompt = options.prompt
+    judge_model = chosen_judge(ctx, options.judge_model)
     judge = judge_label(judge_model)  # an unknown judge is refused before anything runs
-    bank = _test_bank(loaded.bank, prompt, max_tokens, max_turns)
+    judge_completer = judge_for(ctx, judge_model)
+    bank = _test_bank(loaded.bank, prompt, options.max_tokens, options.max_turns)
     mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
     covered, kept, budget = split(bank, loaded.entries)
     completer = completer_for(ctx)
@@ -179,7 +191,7 @@ def run_loaded(
     progress(f"summarizing {len(covered)} entries with {label}")
     summary = summarize(completer, bank, covered, budget, slack=SUMMARY_SLACK)
     progress(f"judging with {judge}")
-    evaluation = _judge(ctx, mode, covered, summary, prompt, judge_model, runs)
+    evaluation = _judge(ctx, mode, covered, summary, prompt, judge_completer, options.runs)
     diff = None
     if loaded.facts is not None:
         diff = fact_diff(loaded.facts, "\n".join([summary, *(e.content for e in kept)]))
@@ -255,16 +267,10 @@ def _judge(
     covered: list[Entry],
     summary: str,
     prompt: str,
-    judge_model: str | None,
+    judge: Completer | None,
     runs: int,
 ) -> Evaluation:
     lines = [entry_line(e.content, e.speaker if e.kind != "summary" else None) for e in covered]
     return evaluate(
-        lines,
-        summary,
-        prompt=prompt,
-        judge_model=judge_model,
-        runs=runs,
-        embedder=ctx.embedder(mode),
-        settings=ctx.settings,
+        lines, summary, prompt=prompt, judge=judge, runs=runs, embedder=ctx.embedder(mode)
     )

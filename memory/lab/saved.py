@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory import banks
-from memory.lab.records import TestRun
-from memory.lab.run import check_options, run_loaded
+from memory.lab.records import TestOptions, TestRun
+from memory.lab.run import Progress, run_loaded
 from memory.lab.sources import load
 
 if TYPE_CHECKING:
     from memory.context import Context
     from memory.lab.records import Source
+    from memory.models import Bank
 
 
 def list_runs(ctx: Context, *, bank: str | None = None) -> list[TestRun]:
@@ -52,25 +53,35 @@ def compare(
         NotFound: an unknown bank.
         ProviderError: a model failed.
     """
-    options: dict[str, Any] = {
-        "max_tokens": None,
-        "max_turns": None,
-        "judge_model": None,
-        "runs": 1,
-        "save": True,
-        "progress": None,
-    }
-    unknown = sorted(set(same_kwargs) - set(options))
+    checks = {"max_tokens", "max_turns", "judge_model", "runs"}
+    unknown = sorted(set(same_kwargs) - checks - {"save", "progress"})
     if unknown:
         raise TypeError(f"compare() got unexpected options: {', '.join(unknown)}")
-    options.update(same_kwargs)
-    for prompt in prompts:
-        check_options(prompt, options["runs"], options["max_tokens"], options["max_turns"])
-    progress = options.pop("progress") or (lambda message: None)
-    progress("loading entries")
-    loaded = load(ctx, source)
+    same = {k: v for k, v in same_kwargs.items() if k in checks}
+    first, second = (TestOptions(prompt=prompt, **same) for prompt in prompts)
+    return compare_checked(
+        ctx,
+        source,
+        (first, second),
+        save=same_kwargs.get("save", True),
+        progress=same_kwargs.get("progress"),
+    )
+
+
+def compare_checked(
+    ctx: Context,
+    source: Source,
+    options: tuple[TestOptions, TestOptions],
+    *,
+    bank: Bank | None = None,
+    save: bool = True,
+    progress: Progress | None = None,
+) -> tuple[TestRun, TestRun]:
+    """Run two checked option sets on the same entries; `bank`: the source's, if resolved."""
+    say = progress or (lambda message: None)
+    say("loading entries")
+    loaded = load(ctx, source, bank)
     first, second = (
-        run_loaded(ctx, source, loaded, prompt=prompt, progress=progress, **options)
-        for prompt in prompts
+        run_loaded(ctx, source, loaded, chosen, save=save, progress=say) for chosen in options
     )
     return first, second

@@ -56,8 +56,11 @@ def synthesize(source: SyntheticSource, settings: Settings) -> SyntheticSet:
     return llm_set(source, completer_for(settings))
 
 
-def load(ctx: Context, source: Source) -> Loaded:
+def load(ctx: Context, source: Source, bank: Bank | None = None) -> Loaded:
     """Return the entries a test of `source` runs on; a bank is only read.
+
+    `bank` is a bank source's bank when the caller resolved it already (the ops layer
+    does, once); None resolves it here.
 
     Raises:
         InvalidInput: nothing to test (no entries, or fewer than two), or bad pasted text.
@@ -65,7 +68,7 @@ def load(ctx: Context, source: Source) -> Loaded:
         ProviderError: the synthetic generator's model failed or replied unusably.
     """
     if isinstance(source, BankSource):
-        return _from_bank(ctx, source)
+        return _from_bank(ctx, bank or banks.get(ctx, source.bank), source.key)
     if isinstance(source, PastedSource):
         drafts = parse_pasted(source.text, source.bank_type)
         return _from_drafts(ctx, drafts, draft_bank(source.bank_type), None, "pasted entries")
@@ -74,23 +77,37 @@ def load(ctx: Context, source: Source) -> Loaded:
     return _from_drafts(ctx, made.entries, draft_bank(source.bank_type), made.facts, label)
 
 
-def _from_bank(ctx: Context, source: BankSource) -> Loaded:
-    bank = banks.get(ctx, source.bank)
-    if source.key is not None:
-        found = entries.load(ctx, bank, source.key)
+def _from_bank(ctx: Context, bank: Bank, key: str | None) -> Loaded:
+    if key is not None:
+        found = entries.load(ctx, bank, key)
         if not found:
             raise InvalidInput(
-                f"bank {bank.name!r} has no entries under key {source.key!r}: nothing to test"
+                f"bank {bank.name!r} has no entries under key {key!r}: nothing to test"
             )
-        return Loaded(bank, True, found, None, f"bank {bank.name}, key {source.key}")
-    every = entries.read(ctx, bank)
-    if not every:
+        return Loaded(bank, True, found, None, f"bank {bank.name}, key {key}")
+    largest = largest_partition(ctx, bank)
+    if largest is None:
         raise InvalidInput(f"bank {bank.name!r} has no entries: write some, or paste entries")
-    key, part, keys = _largest(every)
+    key, keys = largest
     where = f"bank {bank.name}, key {key}"
     if keys > 1:
         where += f" (the largest of its {keys} keys; --key picks another)"
-    return Loaded(bank, True, part, None, where)
+    return Loaded(bank, True, entries.load(ctx, bank, key), None, where)
+
+
+def largest_partition(ctx: Context, bank: Bank) -> tuple[str, int] | None:
+    """Return the key with the most tokens (then entries, then the greater key) and how many
+    keys the bank has, from one two-column scan (no entry is loaded); None for no entries."""
+    from memory.compaction.scan import partition_sizes
+    from memory.store.filters import heads_of
+
+    # TODO(store): EntryStore.partition_sizes (branch `store`) replaces the scan below.
+    table = ctx.store.scan(bank.id, columns=["key", "token_count"], where=heads_of(None))
+    sizes = partition_sizes(table)
+    if sizes.height == 0:
+        return None
+    top = sizes.sort(["tokens", "entries", "key"], descending=[True, True, True]).row(0)
+    return str(top[0]), sizes.height
 
 
 def _largest(every: Sequence[Entry]) -> tuple[str, list[Entry], int]:

@@ -12,9 +12,9 @@ import pytest
 from api_support import Api, wait_job
 
 from memory import banks, entries
-from memory.api.jobs import Jobs, TooManyJobs
 from memory.errors import InvalidInput, NotFound
 from memory.models import EntryIn
+from memory.ops.jobs import Jobs, TooManyJobs
 
 
 def _bank_with_entries(api: Api, **fields: object) -> str:
@@ -119,7 +119,7 @@ def _refuse(_: object) -> None:
 
 def test_the_pool_bounds_each_accounts_jobs_and_keeps_them_apart() -> None:
     release = threading.Event()
-    pool = Jobs(workers=1, max_pending=1, keep=10, error_of=lambda exc: (400, "invalid_input"))
+    pool = Jobs(workers=1, max_pending=1, keep=10)
     try:
         blocked = pool.submit("acme", "compact", lambda _: release.wait(30))
         with pytest.raises(TooManyJobs, match="wait for one"):
@@ -132,7 +132,7 @@ def test_the_pool_bounds_each_accounts_jobs_and_keeps_them_apart() -> None:
         pool.wait(other, 30)
         assert pool.get("acme", blocked.id).status == "succeeded"
         failed = pool.get("beta", other.id)
-        assert (failed.status, failed.error_status, failed.error) == ("failed", 400, "no")
+        assert (failed.status, type(failed.failure), failed.error) == ("failed", InvalidInput, "no")
         assert pool.submit("acme", "compact", lambda _: None).account == "acme"
     finally:
         release.set()

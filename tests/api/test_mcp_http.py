@@ -120,7 +120,7 @@ def test_a_client_with_a_key_creates_writes_recalls_compacts_and_exports(live: S
     assert seen["export"]["status"] == "succeeded" and seen["export"]["entries"] >= 2
     assert [m["memory"]["user"] for m in seen["recalled"]["data"]] == ["dana"]
     assert seen["beta_list"]["total"] == 0 and seen["beta_recall"]["data"] == []
-    assert "not found: no memory bank" in seen["beta_get"]
+    assert "not found: no bank" in seen["beta_get"]
 
     rest = httpx.Client(base_url=live.url, headers={"X-API-Key": live.acme_key})
     assert rest.get(f"/memory_banks/{bank['id']}").json()["name"] == "support"

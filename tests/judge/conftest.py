@@ -1,4 +1,5 @@
-"""Fixtures of the judge tests: the scripted judge model server."""
+"""Fixtures of the judge tests: the scripted judge as a ScriptedCompleter, and as a model
+server (for the litellm adapter's own tests)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from judge_support import JudgeScript, judge_server
 
+from memory.ports import Message
 from memory.providers import llm
+from memory.testing import ScriptedCompleter
 
 
 @pytest.fixture
@@ -28,3 +31,14 @@ def served(script: JudgeScript, monkeypatch: pytest.MonkeyPatch) -> Iterator[Jud
             yield script
         finally:
             llm.allow_model_requests(previous)
+
+
+@pytest.fixture
+def judge(script: JudgeScript) -> ScriptedCompleter:
+    """The scripted judge as a completer (no server, no litellm): it answers every call."""
+
+    def reply(messages: list[Message]) -> str:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        return script.answer({"messages": chat})[1]
+
+    return ScriptedCompleter(model="openai/judge-test", queue=[reply] * 1000)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from judge_support import FAITHFUL, INVENTED, INVENTED_NAME, OFF_TOPIC, PROMPT, SOURCE
 
 from memory.errors import InvalidInput
 from memory.judge import CRITERIA, HEURISTIC_LABEL, Evaluation, evaluate, judge_calls
+from memory.ops.lab import JudgeRequest
 from memory.ports import Embedder
 from memory.prompts import compaction_messages
 from memory.providers.embed import MINILM_NAME, embedder_for
@@ -85,7 +88,6 @@ def test_without_a_prompt_instructions_are_left_out_of_the_overall() -> None:
         ([], FAITHFUL, 1, "no entries"),
         (["  "], FAITHFUL, 1, "no entries"),
         (SOURCE, "  \n", 1, "summary is empty"),
-        (SOURCE, FAITHFUL, 0, "runs must be"),
     ],
 )
 def test_bad_input_is_refused(source: list[str], summary: str, runs: int, message: str) -> None:
@@ -93,9 +95,13 @@ def test_bad_input_is_refused(source: list[str], summary: str, runs: int, messag
         evaluate(source, summary, runs=runs, embedder=HashingEmbedder(384))
 
 
-def test_an_unknown_offline_judge_is_refused() -> None:
-    with pytest.raises(InvalidInput, match="unknown offline judge"):
-        evaluate(SOURCE, FAITHFUL, judge_model="membank/extractive", embedder=HashingEmbedder())
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"runs": 0}, "runs must be"), ({"judge_model": "membank/extractive"}, "unknown offline")],
+)
+def test_a_judge_request_is_checked_when_made(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        JudgeRequest(summary=FAITHFUL, pasted="\n".join(SOURCE), **options)
 
 
 def test_a_statement_given_to_the_wrong_speaker_is_flagged(embedder: Embedder) -> None:

@@ -1,4 +1,8 @@
-"""The LLM judge: deepeval metrics through litellm against a scripted OpenAI-style server."""
+"""The LLM judge: deepeval metrics through a Completer.
+
+The judge's own behaviour (scores, steps, runs, broken replies) is tested with a
+ScriptedCompleter answering as the scripted judge; litellm's part (JSON-mode fallback,
+token counts, blocked requests) against the scripted OpenAI-style server."""
 
 from __future__ import annotations
 
@@ -13,29 +17,41 @@ from judge_support import (
 )
 
 from memory.judge import CRITERIA, Evaluation, evaluate, judge_calls
+from memory.ports import Completer
 from memory.providers import llm
-from memory.settings import Settings
 from memory.testing import HashingEmbedder
 
 MODEL = "openai/judge-test"
-SETTINGS = Settings(llm_retries=0, llm_timeout=20)
 
 
 def judged(
-    source: list[str] = SOURCE, summary: str = FAITHFUL, prompt: str | None = PROMPT, runs: int = 1
+    judge: Completer | None = None,
+    source: list[str] = SOURCE,
+    summary: str = FAITHFUL,
+    prompt: str | None = PROMPT,
+    runs: int = 1,
 ) -> Evaluation:
+    """Judge with `judge` (default: litellm on MODEL, no retries: the scripted server)."""
     return evaluate(
         source,
         summary,
         prompt=prompt,
-        judge_model=MODEL,
+        judge=judge or llm.LiteLLMCompleter(MODEL, timeout=20, retries=0),
         runs=runs,
         embedder=HashingEmbedder(),
-        settings=SETTINGS,
     )
 
 
-def test_scores_and_reasons_flow_into_the_record(served: JudgeScript) -> None:
+def test_scores_and_reasons_flow_into_the_record(script: JudgeScript, judge: Completer) -> None:
+    result = judged(judge)
+    assert result.judge == "openai/judge-test (deepeval)" and not result.offline
+    assert [c.name for c in result.criteria] == [*CRITERIA, "summarization"]
+    assert result.criterion("faithfulness").score == pytest.approx(0.9)
+    assert result.criterion("summarization").reason == "scripted summarization reason"
+    assert len(script.requests) == judge_calls(MODEL, 1)
+
+
+def test_litellm_counts_tokens_and_calls(served: JudgeScript) -> None:
     result = judged()
     assert result.judge == f"{MODEL} (deepeval)" and not result.offline
     assert [c.name for c in result.criteria] == [*CRITERIA, "summarization"]
@@ -52,9 +68,11 @@ def test_scores_and_reasons_flow_into_the_record(served: JudgeScript) -> None:
     assert len(served.requests) == judge_calls(MODEL, 1)
 
 
-def test_the_steps_carry_the_compression_ratio_and_the_prompt(served: JudgeScript) -> None:
-    result = judged()
-    scored = served.asked("ReasonScore")
+def test_the_steps_carry_the_compression_ratio_and_the_prompt(
+    script: JudgeScript, judge: Completer
+) -> None:
+    result = judged(judge)
+    scored = script.asked("ReasonScore")
     concise = next(p for p in scored if "Conciseness:" in p)
     assert f"compression ratio {result.compression_ratio:.2f}" in concise
     instructions = next(p for p in scored if "Instructions:" in p)
@@ -63,37 +81,37 @@ def test_the_steps_carry_the_compression_ratio_and_the_prompt(served: JudgeScrip
 
 
 def test_every_case_gets_fresh_metrics_and_its_own_assessment_questions(
-    served: JudgeScript,
+    script: JudgeScript, judge: Completer
 ) -> None:
-    judged()
-    judged(SECOND_SOURCE, SECOND_SUMMARY)
-    assert len(served.asked("Questions")) == 2  # asked again for the second case
-    second_answers = served.asked("Answers")[2:]
+    judged(judge)
+    judged(judge, SECOND_SOURCE, SECOND_SUMMARY)
+    assert len(script.asked("Questions")) == 2  # asked again for the second case
+    second_answers = script.asked("Answers")[2:]
     assert second_answers and all("Which company" in p for p in second_answers)
     assert not any("Which order number" in p for p in second_answers)
 
 
-def test_runs_judge_again_and_report_mean_and_spread(served: JudgeScript) -> None:
-    served.scores["conciseness"] = 4
+def test_runs_judge_again_and_report_mean_and_spread(script: JudgeScript, judge: Completer) -> None:
+    script.scores["conciseness"] = 4
 
     def drift(body: dict[str, object]) -> None:  # the second run's conciseness is 8
-        if sum("Conciseness:" in p for p in served.asked("ReasonScore")) == 1:
-            served.scores["conciseness"] = 8
+        if sum("Conciseness:" in p for p in script.asked("ReasonScore")) == 1:
+            script.scores["conciseness"] = 8
 
-    original = served.answer
+    original = script.answer
 
     def answer(body: dict[str, object]) -> tuple[int, str]:
         reply = original(body)  # type: ignore[arg-type]
         drift(body)
         return reply
 
-    served.answer = answer  # type: ignore[method-assign]
-    result = judged(runs=2)
+    script.answer = answer  # type: ignore[method-assign]
+    result = judged(judge, runs=2)
     concise = result.criterion("conciseness")
     assert concise.scores == [pytest.approx(0.4), pytest.approx(0.8)]
     assert concise.score == pytest.approx(0.6) and concise.spread == pytest.approx(0.2)
     assert result.criterion("faithfulness").spread == 0.0
-    assert len(served.asked("Questions")) == 2  # a fresh SummarizationMetric per run
+    assert len(script.asked("Questions")) == 2  # a fresh SummarizationMetric per run
     assert result.runs == 2
 
 
@@ -124,9 +142,9 @@ def test_a_provider_refusing_both_gets_the_schema_in_the_prompt(served: JudgeScr
     assert "It must match this JSON schema" in last["messages"][-1]["content"]
 
 
-def test_invalid_json_fails_that_criterion_only(served: JudgeScript) -> None:
-    served.broken = {"faithfulness"}
-    result = judged()
+def test_invalid_json_fails_that_criterion_only(script: JudgeScript, judge: Completer) -> None:
+    script.broken = {"faithfulness"}
+    result = judged(judge)
     broken = result.criterion("faithfulness")
     assert broken.error is not None and "invalid JSON for ReasonScore" in broken.error
     assert broken.score == 0.0
@@ -135,17 +153,21 @@ def test_invalid_json_fails_that_criterion_only(served: JudgeScript) -> None:
     assert result.overall == pytest.approx((0.8 + 0.6 + 0.7 + 1.0) / 4)
 
 
-def test_invalid_json_in_summarization_keeps_the_geval_criteria(served: JudgeScript) -> None:
-    served.broken = {"Claims"}
-    result = judged()
+def test_invalid_json_in_summarization_keeps_the_geval_criteria(
+    script: JudgeScript, judge: Completer
+) -> None:
+    script.broken = {"Claims"}
+    result = judged(judge)
     assert "invalid JSON for Claims" in (result.criterion("summarization").error or "")
     assert result.criterion("fact_coverage").score == pytest.approx(0.8)
 
 
-def test_without_a_prompt_the_instructions_are_not_asked(served: JudgeScript) -> None:
-    result = judged(prompt=None)
+def test_without_a_prompt_the_instructions_are_not_asked(
+    script: JudgeScript, judge: Completer
+) -> None:
+    result = judged(judge, prompt=None)
     assert "no prompt" in (result.criterion("instructions").error or "")
-    assert not any("Instructions:" in p for p in served.asked("ReasonScore"))
+    assert not any("Instructions:" in p for p in script.asked("ReasonScore"))
 
 
 def test_blocked_model_requests_fail_loudly() -> None:

@@ -21,20 +21,10 @@ from memory.api.mcp.inputs import (
 )
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.context import Context
-from memory.errors import NotFound
 from memory.layers import agents
 from memory.models import Bank
+from memory.ops.lab import bank_of
 from memory.validation import as_utc
-
-
-def bank_of(ctx: Context, ref: str) -> Bank:
-    """Return the account's bank `ref`; NotFound (the same for another account's) otherwise."""
-    try:
-        return banks.get(ctx, ref)
-    except NotFound:
-        raise NotFound(
-            f"no memory bank {ref!r}: call list_memory_banks for the ids of your banks"
-        ) from None
 
 
 def list_memory_banks(ctx: Context, args: ListBanks) -> Page[Bank]:

@@ -8,17 +8,14 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from memory import assistant
-from memory.api.mcp.bank_tools import bank_of
 from memory.api.mcp.inputs import BANK_ID, KEY
 from memory.api.mcp.tooling import ToolInput
 from memory.assistant import Proposal
 from memory.context import Context
-from memory.errors import InvalidInput
-from memory.lab import BankSource, TestRun, run_test
+from memory.lab import BankSource, Source, TestOptions, TestRun
 from memory.lab.records import PastedSource, SyntheticSource
-from memory.lab.run import check_options
 from memory.models import Bank, BankType
+from memory.ops import lab
 
 
 class GenerateConfig(ToolInput):
@@ -66,45 +63,33 @@ class TestCompaction(ToolInput):
             raise ValueError("key applies to a bank's entries only: drop it or use a bank")
         return self
 
+    def request(self) -> lab.LabTest:
+        """Return the test to run, its options checked (InvalidInput: a tool error)."""
+        source: Source = self.source or BankSource(bank=str(self.memory_bank_id), key=self.key)
+        options = TestOptions(
+            prompt=self.compaction_prompt, max_tokens=self.max_tokens, max_turns=self.max_turns
+        )
+        return lab.LabTest(source=source, options=options)
+
 
 def generate_memory_bank_config(ctx: Context, args: GenerateConfig) -> Proposal:
     """Propose a compaction prompt, thresholds and retention for a described use, with a short
     rationale; nothing is stored (apply it with accept_memory_bank_config)."""
-    bank_type = args.type
-    if args.memory_bank_id is not None:
-        bank = bank_of(ctx, args.memory_bank_id)
-        if bank_type is not None and bank_type != bank.type:
-            raise InvalidInput(
-                f"bank {bank.name!r} is a {bank.type} bank, not {bank_type}: drop type"
-            )
-        bank_type = bank.type
-    return assistant.propose(args.description, bank_type=bank_type, settings=ctx.settings)
+    request = lab.ProposeRequest(
+        description=args.description, type=args.type, bank=args.memory_bank_id
+    )
+    return lab.propose(ctx, request)
 
 
 def accept_memory_bank_config(ctx: Context, args: AcceptConfig) -> Bank:
     """Apply exactly a proposal (prompt, thresholds, retention) to a bank; returns the bank."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return assistant.accept(ctx, bank.id, args.proposal)
+    return lab.accept(ctx, args.memory_bank_id, args.proposal)
 
 
 def test_memory_bank_compaction(ctx: Context, args: TestCompaction) -> TestRun:
     """Try a compaction prompt: the original entries, the summary, the surviving entries and
     a judge's scored evaluation (offline heuristic unless a model is set); nothing changes."""
-    check_options(args.compaction_prompt, 1, args.max_tokens, args.max_turns)
-    if args.memory_bank_id is not None:
-        bank = bank_of(ctx, args.memory_bank_id)
-        source: BankSource | PastedSource | SyntheticSource = BankSource(bank=bank.id, key=args.key)
-    else:
-        assert args.source is not None  # the validator wants one of them
-        source = args.source
-    return run_test(
-        ctx,
-        source,
-        prompt=args.compaction_prompt,
-        max_tokens=args.max_tokens,
-        max_turns=args.max_turns,
-        save=False,
-    )
+    return lab.test_compaction(ctx, args.request())
 
 
 TOOLS: list[Callable[..., Any]] = [

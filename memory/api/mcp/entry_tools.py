@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import entries, search
-from memory.api.mcp.bank_tools import bank_of
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.schemas import Page, page
@@ -14,6 +13,7 @@ from memory.compaction.apply import CompactionResult
 from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.models import Entry
+from memory.ops.lab import bank_of
 
 
 def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:

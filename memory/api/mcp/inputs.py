@@ -17,6 +17,7 @@ from memory.api.mcp.tooling import ToolInput
 from memory.api.schemas import MAX_PAGE
 from memory.export.records import ExportFilters, ExportFormat
 from memory.models import BankCreate, BankType, BankUpdate, EntryIn, SearchMethod, SearchQuery
+from memory.ops.exports import ExportRequest
 from memory.validation import as_utc
 
 BANK_ID = "The memory bank's id (its name works too), as list_memory_banks returns it."
@@ -197,6 +198,12 @@ class ExportSpec(ToolInput):
         default_factory=ExportFilters,
         description="Only matching entries: key, speaker, tags (all), since, until.",
     )
+
+    def request(self) -> ExportRequest:
+        """Return the export request `memory.ops.exports` takes."""
+        return ExportRequest.model_validate(
+            self.model_dump(include=set(ExportRequest.model_fields))
+        )
 
 
 class StartExport(ExportSpec):

@@ -22,9 +22,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory.api.errors import tool_message
 from memory.api.state import ApiState
 from memory.context import Context
-from memory.errors import Conflict, InvalidInput, MembankError, NotFound, ProviderError
+from memory.errors import MembankError
 
 In = TypeVar("In", bound=BaseModel)
 AccountOf = Callable[[ToolContext], str]
@@ -67,16 +68,8 @@ def tool_errors() -> Iterator[None]:
     """Turn membank's errors into tool errors whose message says what to change."""
     try:
         yield
-    except InvalidInput as exc:
-        raise ToolError(f"invalid input: {exc}") from exc
-    except Conflict as exc:
-        raise ToolError(f"conflict: {exc}") from exc
-    except NotFound as exc:
-        raise ToolError(f"not found: {exc}") from exc
-    except ProviderError as exc:
-        raise ToolError(f"model provider failed: {exc} (retry later)") from exc
     except MembankError as exc:
-        raise ToolError(f"failed: {exc}") from exc
+        raise ToolError(tool_message(exc)) from exc
     except ValidationError as exc:  # a record built from the input rejected it
         raise ToolError(f"invalid input: {problems(exc)}") from exc
 
@@ -114,8 +107,8 @@ class Toolkit:
         extra = (self.state,) if len(params) > 2 else ()
 
         def call(arguments: dict[str, Any], context: ToolContext) -> Any:
-            args = parse(model, arguments)
-            with tool_errors():
+            with tool_errors():  # also a rule of the input model that raises InvalidInput
+                args = parse(model, arguments)
                 return run(self.context(context), args, *extra)
 
         # The SDK reads this signature: the output schema from its return annotation, the

@@ -6,12 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import Field
 
-from memory import assistant
 from memory.api.deps import Ctx
-from memory.api.routes.common import bank_of
 from memory.api.schemas import Request
 from memory.assistant import Proposal
 from memory.models import Bank, BankType
+from memory.ops import lab
 
 router = APIRouter(prefix="/memory_banks", tags=["config assistant"])
 
@@ -41,18 +40,16 @@ class AcceptRequest(Request):
 def generate_config(ctx: Ctx, body: ConfigRequest) -> Proposal:
     """A proposed compaction prompt, thresholds and retention with a short rationale; nothing
     is stored (the offline rule-based assistant unless a model is configured; labelled)."""
-    return assistant.propose(body.description, bank_type=body.type, settings=ctx.settings)
+    return lab.propose(ctx, lab.ProposeRequest(description=body.description, type=body.type))
 
 
 @router.post("/{bank_id}/generate_memory_bank_config", summary="Propose a config for a bank")
 def generate_config_for_bank(ctx: Ctx, bank_id: str, body: ConfigForBank) -> Proposal:
     """A proposal for an existing bank (of its type); the bank does not change."""
-    bank = bank_of(ctx, bank_id)
-    return assistant.propose(body.description, bank_type=bank.type, settings=ctx.settings)
+    return lab.propose(ctx, lab.ProposeRequest(description=body.description, bank=bank_id))
 
 
 @router.post("/{bank_id}/generate_memory_bank_config/accept", summary="Accept a proposal")
 def accept_config(ctx: Ctx, bank_id: str, body: AcceptRequest) -> Bank:
     """Apply exactly the proposal to the bank; a proposal for another bank type is a 400."""
-    bank = bank_of(ctx, bank_id)
-    return assistant.accept(ctx, bank.id, body.proposal)
+    return lab.accept(ctx, bank_id, body.proposal)

@@ -9,8 +9,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from memory.api.deps import Ctx, State
-from memory.api.errors import ApiError
-from memory.api.jobs import JobRecord, TooManyJobs
 from memory.api.routes.common import bank_of
 from memory.api.routes.jobs import status_url
 from memory.api.schemas import (
@@ -23,8 +21,9 @@ from memory.api.schemas import (
 from memory.api.state import ApiState
 from memory.compaction.bank import compact_bank
 from memory.context import Context
-from memory.lab import BankSource, Source, TestRun, run_test
-from memory.lab.run import check_options
+from memory.lab import BankSource
+from memory.ops import lab
+from memory.ops.jobs import JobRecord
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["compaction"])
 draft_router = APIRouter(prefix="/memory_banks", tags=["compaction"])
@@ -34,22 +33,14 @@ Wait = Annotated[
 
 
 def start(
-    state: ApiState,
-    ctx: Context,
-    kind: str,
-    work: Callable[[JobRecord], Any],
-    wait: float,
-    details: dict[str, Any] | None = None,
+    state: ApiState, ctx: Context, kind: str, work: Callable[[JobRecord], Any], wait: float
 ) -> Job:
     """Queue `work` as a job of the request's account and return it (after up to `wait` s).
 
     Raises:
-        ApiError: 429 when the account has too many jobs queued or running.
+        TooManyJobs: the account has too many jobs queued or running (a 429).
     """
-    try:
-        record = state.jobs.submit(ctx.account, kind, work, details)
-    except TooManyJobs as exc:
-        raise ApiError(429, "too_many_requests", str(exc)) from None
+    record = state.jobs.submit(ctx.account, kind, work)
     state.jobs.wait(record, wait)
     return job_out(record, status_url(record.id))
 
@@ -72,31 +63,18 @@ def test_compaction(
     """Run the summarizer with a candidate prompt on the bank's entries (one `key`, or its
     largest partition) and judge the summary; the bank never changes. The job's result is
     the run: original entries, summary, surviving entries and the judge's evaluation."""
-    bank = bank_of(ctx, bank_id)
-    source = BankSource(bank=bank.id, key=body.key)
-    return start(state, ctx, "test-compaction", _test_run(ctx, source, body), wait)
+    request = lab.LabTest(source=BankSource(bank=bank_id, key=body.key), options=body.options())
+    return _start_test(state, ctx, request, wait)
 
 
 @draft_router.post("/test-compaction", status_code=202, summary="Test a prompt with no bank")
 def test_compaction_draft(state: State, ctx: Ctx, body: DraftTestRequest, wait: Wait = 0) -> Job:
     """Test a compaction prompt on pasted entries or on synthetic ones generated from a
     description (the create form: no bank needed)."""
-    return start(state, ctx, "test-compaction", _test_run(ctx, body.lab_source(), body), wait)
+    request = lab.LabTest(source=body.lab_source(), options=body.options())
+    return _start_test(state, ctx, request, wait)
 
 
-def _test_run(
-    ctx: Context, source: Source, body: TestCompactionRequest | DraftTestRequest
-) -> Callable[[JobRecord], TestRun]:
-    check_options(body.compaction_prompt, 1, body.max_tokens, body.max_turns)
-
-    def work(_: JobRecord) -> TestRun:
-        return run_test(
-            ctx,
-            source,
-            prompt=body.compaction_prompt,
-            max_tokens=body.max_tokens,
-            max_turns=body.max_turns,
-            save=False,
-        )
-
-    return work
+def _start_test(state: ApiState, ctx: Context, request: lab.LabTest, wait: float) -> Job:
+    prepared = lab.prepare_test(ctx, request)  # an unknown bank is a 404 now, not a failed job
+    return start(state, ctx, "test-compaction", lambda _: lab.run_prepared(ctx, prepared), wait)

@@ -1,5 +1,10 @@
 """Jobs: long work (exports, compactions, test compactions) run in a bounded thread pool.
 
+The one job runner of every transport: the REST app and the MCP server each hold a `Jobs`
+made by `open_jobs`, so an export started over MCP is downloaded over REST. A failed job
+keeps its error (`JobRecord.failure`); a transport maps it as it maps the same error of a
+direct call (REST: `memory.api.errors.status_of`), so no mapper is passed in here.
+
 A job belongs to one account; another account asking for it gets the same 404 as for a job
 that never existed. At most `max_pending` jobs of an account wait or run at once. Finished
 jobs are kept (newest `keep` of them) so their status and files can be fetched.
@@ -25,8 +30,8 @@ from memory.ports import Clock
 JobStatus = Literal["queued", "running", "succeeded", "failed"]
 
 
-class TooManyJobs(Exception):
-    """The account already has `max_pending` jobs queued or running."""
+class TooManyJobs(MembankError):
+    """The account already has `max_pending` jobs queued or running (REST: a 429)."""
 
 
 @dataclass
@@ -42,9 +47,10 @@ class JobRecord:
     finished_at: datetime | None = None
     result: Any = None
     """What the work returned (a pydantic model or a list of them)."""
-    error_status: int | None = None
-    error_code: str | None = None
+    failure: MembankError | None = None
+    """The membank error a failed job raised (None when it failed unexpectedly)."""
     error: str | None = None
+    """Why the job failed, as its caller is shown it."""
     file: Path | None = None
     """A file the job made for download (exports)."""
     details: dict[str, Any] = field(default_factory=dict)
@@ -56,7 +62,16 @@ class JobRecord:
         return self.status in ("succeeded", "failed")
 
 
-ErrorMapper = Callable[[MembankError], tuple[int, str]]
+@dataclass(frozen=True)
+class JobLimits:
+    """Tuning of the job pool (parameters, so tests pass small ones)."""
+
+    workers: int = 2
+    """Threads running jobs (exports, compactions, test compactions)."""
+    max_pending: int = 16
+    """Jobs an account may have queued or running at once; more is TooManyJobs."""
+    keep: int = 500
+    """Finished jobs remembered (oldest forgotten first, their files deleted)."""
 
 
 class Jobs:
@@ -67,7 +82,6 @@ class Jobs:
         max_pending: jobs one account may have queued or running.
         keep: finished jobs remembered; older ones are dropped with their files.
         clock: tells the times shown on jobs.
-        error_of: returns (HTTP status, code) of a core error, for failed jobs.
     """
 
     def __init__(
@@ -76,14 +90,12 @@ class Jobs:
         workers: int,
         max_pending: int,
         keep: int,
-        error_of: ErrorMapper,
         clock: Clock | None = None,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="membank-job")
         self._max_pending = max_pending
         self._keep = keep
         self._clock = clock or SystemClock()
-        self._error_of = error_of
         self._jobs: OrderedDict[str, JobRecord] = OrderedDict()
         self._futures: dict[str, Future[None]] = {}
         self._lock = threading.Lock()
@@ -126,11 +138,10 @@ class Jobs:
             record.result = work(record)
             record.status = "succeeded"
         except MembankError as exc:
-            record.error_status, record.error_code = self._error_of(exc)
+            record.failure = exc
             record.error = str(exc)
             record.status = "failed"
         except Exception as exc:  # a job's unexpected failure is its own, not the server's
-            record.error_status, record.error_code = 500, "internal_error"
             record.error = f"the job failed unexpectedly ({type(exc).__name__})"
             record.status = "failed"
         finally:
@@ -163,3 +174,11 @@ class Jobs:
     def shutdown(self) -> None:
         """Stop taking jobs; let running ones finish, drop queued ones."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def open_jobs(limits: JobLimits | None = None, clock: Clock | None = None) -> Jobs:
+    """Return a job pool with `limits` (the default ones if None); `shutdown()` it when done."""
+    chosen = limits or JobLimits()
+    return Jobs(
+        workers=chosen.workers, max_pending=chosen.max_pending, keep=chosen.keep, clock=clock
+    )
