@@ -142,15 +142,15 @@ def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str) -
     import os
     import signal
 
-    import memory.compaction as compaction
+    from memory.compaction.apply import compact_partition, set_checkpoint
 
     def die(at: str) -> None:
         if at == step:
             os.kill(os.getpid(), signal.SIGKILL)
 
     ctx = worker_context(uri, account, completer="extractive")
-    compaction.set_checkpoint(die)
-    compaction.compact_partition(ctx, banks.get(ctx, bank_id), key)
+    set_checkpoint(die)
+    compact_partition(ctx, banks.get(ctx, bank_id), key)
 
 
 def write_recent(uri: str, account: str, bank_id: str, key: str, count: int) -> list[str]:

@@ -170,8 +170,8 @@ def compact_at_gate(
     _cache_bytecode()
     import compaction_support
 
-    import memory.compaction as compaction
     from memory import banks
+    from memory.compaction.apply import compact_partition
 
     ctx = compaction_support.worker_context(uri, account)
     ctx.completer = PlainCompleter
@@ -183,4 +183,4 @@ def compact_at_gate(
         if time.monotonic() > deadline:
             raise TimeoutError("the other compacting process never got ready")
         time.sleep(0.01)
-    return [compaction.compact_partition(ctx, bank, key).status for key in keys]
+    return [compact_partition(ctx, bank, key).status for key in keys]

@@ -15,9 +15,17 @@ from compaction_support import (
     write_turns,
 )
 
-import memory.compaction as compaction
 from memory import banks, entries, purge, search
 from memory.clock import FixedClock
+from memory.compaction.apply import (
+    STEPS,
+    compact_partition,
+    reconcile,
+    recovery_deletions,
+    set_checkpoint,
+)
+from memory.compaction.bank import compact_bank
+from memory.compaction.plan import summary_budget
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.models import SUMMARY_TAG, Entry, EntryIn, SearchQuery
@@ -47,7 +55,7 @@ def extractive(ctx: Context) -> ExtractiveCompleter:
 def no_fault_hook() -> Iterator[None]:
     """Make sure no test leaves a fault-injection hook behind."""
     yield
-    compaction.set_checkpoint(None)
+    set_checkpoint(None)
 
 
 def test_summary_replaces_oldest_and_keeps_newest(
@@ -56,7 +64,7 @@ def test_summary_replaces_oldest_and_keeps_newest(
     bank = make_bank(ctx, max_turns=10)
     written = write_turns(ctx, bank, "k", 11)
     clock.advance(timedelta(hours=1))
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
     assert result.status == "compacted", result.error
     assert result.reasons == ["max_turns: 11 > 10"]
     after = entries.load(ctx, bank, "k")
@@ -82,10 +90,10 @@ def test_previous_summary_is_carried_into_the_next(
     bank = make_bank(ctx, max_turns=4)
     write_turns(ctx, bank, "k", 5)
     scripted.enqueue("alice ordered #1000 and #1001")
-    first = compaction.compact_partition(ctx, bank, "k")
+    first = compact_partition(ctx, bank, "k")
     write_turns(ctx, bank, "k", 4, start=5)
     scripted.enqueue("alice ordered #1000 to #1008")
-    second = compaction.compact_partition(ctx, bank, "k")
+    second = compact_partition(ctx, bank, "k")
     assert second.status == "compacted"
     prompt = scripted.calls[-1][-1].content
     assert "<previous_summary>\nalice ordered #1000 and #1001\n</previous_summary>" in prompt
@@ -114,7 +122,7 @@ def test_summary_first_nothing_deleted_on_failure(
     bank = make_bank(ctx, max_turns=4, max_tokens=400)
     written = write_turns(ctx, bank, "k", 6)
     scripted.enqueue(failure)  # type: ignore[arg-type]
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
     assert result.status == "failed"
     assert result.error
     after = entries.load(ctx, bank, "k")
@@ -157,7 +165,7 @@ def test_no_prompt_drops_overflow_without_calling_a_model(
 ) -> None:
     bank = make_bank(ctx, max_turns=10, compaction_prompt=None)
     written = write_turns(ctx, bank, "k", 11)
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
     assert result.status == "dropped"
     assert scripted.calls == []
     after = entries.load(ctx, bank, "k")
@@ -170,7 +178,7 @@ def test_compaction_prunes_old_versions_and_search_forgets(
 ) -> None:
     bank = make_bank(ctx, max_turns=2, compaction_prompt=None)
     ctx_entries = write_turns(ctx, bank, "k", 3)
-    compaction.compact_partition(ctx, bank, "k")
+    compact_partition(ctx, bank, "k")
     assert ctx.store.version_count(bank.id) == 1
     hits = search.search(ctx, bank, SearchQuery(text="Turn 0 order #1000", k=10))
     assert ctx_entries[0].id not in {h.entry.id for h in hits}
@@ -181,10 +189,10 @@ def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
 ) -> None:
     bank = make_bank(ctx, max_turns=4)
     write_turns(ctx, bank, "k", 6)
-    assert compaction.compact_partition(ctx, bank, "k", prune=False).status == "compacted"
+    assert compact_partition(ctx, bank, "k", prune=False).status == "compacted"
     assert purge.pending_deletions(ctx, bank)
     assert len(entries.load(ctx, bank, "k")) <= 2  # gone from reads already
-    assert compaction.reconcile(ctx, bank)  # what the next sweep's evaluation does
+    assert reconcile(ctx, bank)  # what the next sweep's evaluation does
     assert not purge.pending_deletions(ctx, bank)
     assert ctx.store.version_count(bank.id) == 1
 
@@ -195,7 +203,7 @@ def test_partitions_are_independent(ctx: Context, extractive: ExtractiveComplete
     write_turns(ctx, bank, "under", 5)
     evil = "x' OR '1'='1"
     write_turns(ctx, bank, evil, 9)
-    results = compaction.compact_bank(ctx, bank)
+    results = compact_bank(ctx, bank)
     assert sorted(r.key for r in results) == sorted(["over", evil])
     assert all(r.status == "compacted" for r in results)
     assert len(entries.load(ctx, bank, "under")) == 5
@@ -206,7 +214,7 @@ def test_partitions_are_independent(ctx: Context, extractive: ExtractiveComplete
 def test_general_bank_summary_has_no_speaker(ctx: Context, extractive: ExtractiveCompleter) -> None:
     bank = make_bank(ctx, name="facts", type="general", max_tokens=200)
     write_turns(ctx, bank, "user-1", 12)
-    result = compaction.compact_partition(ctx, bank, "user-1")
+    result = compact_partition(ctx, bank, "user-1")
     assert result.status == "compacted"
     (summary,) = [e for e in entries.load(ctx, bank, "user-1") if e.kind == "summary"]
     assert summary.speaker is None and summary.tags == [SUMMARY_TAG]
@@ -225,7 +233,7 @@ def test_summary_is_dated_like_its_oldest_entry_and_keeps_tags_and_type(
         item.created_at = clock.now() - timedelta(days=10 - index)
         items.append(item)
     written = entries.write(ctx, bank, items, run_hooks=False)
-    assert compaction.compact_partition(ctx, bank, "u").status == "compacted"
+    assert compact_partition(ctx, bank, "u").status == "compacted"
     summary, *kept = entries.load(ctx, bank, "u")
     assert summary.kind == "summary"
     assert summary.created_at == written[0].created_at  # retention sees the oldest information
@@ -239,20 +247,20 @@ def test_busy_partition_is_skipped_inline(ctx: Context, scripted: ScriptedComple
     write_turns(ctx, bank, "k", 3)
     with partition_lock(ctx.store.uri, bank.id, "k", timeout=0) as held:
         assert held
-        result = compaction.compact_partition(ctx, bank, "k", wait=0)
+        result = compact_partition(ctx, bank, "k", wait=0)
         entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content="during")])
     assert result.status == "busy"
     assert scripted.calls == []
     assert len(entries.load(ctx, bank, "k")) == 4
 
 
-@pytest.mark.parametrize("step", compaction.STEPS)
+@pytest.mark.parametrize("step", STEPS)
 def test_interrupted_at_any_step_then_rerun_loses_nothing(
     ctx: Context, extractive: ExtractiveCompleter, step: str
 ) -> None:
     bank = make_bank(ctx, max_turns=6)
     write_turns(ctx, bank, "k", 4)
-    compaction.compact_partition(ctx, bank, "k", wait=0)  # under threshold: nothing
+    compact_partition(ctx, bank, "k", wait=0)  # under threshold: nothing
     write_turns(ctx, bank, "k", 3, start=4)
     before = [e.id for e in entries.load(ctx, bank, "k")]
 
@@ -260,13 +268,13 @@ def test_interrupted_at_any_step_then_rerun_loses_nothing(
         if at == step:
             raise KeyboardInterrupt(at)
 
-    compaction.set_checkpoint(crash)
+    set_checkpoint(crash)
     with pytest.raises(KeyboardInterrupt):
-        compaction.compact_partition(ctx, bank, "k")
-    compaction.set_checkpoint(None)
+        compact_partition(ctx, bank, "k")
+    set_checkpoint(None)
     assert_no_loss(entries.load(ctx, bank, "k"), before)
     calls = extractive.calls
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
     after = entries.load(ctx, bank, "k")
     assert_exactly_once(after, before)
     assert [e.kind for e in after].count("summary") == 1
@@ -289,14 +297,14 @@ def test_lost_race_drops_our_summary_and_deletes_nothing(
             item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
             entries.write(ctx, bank, [item], kind="summary", summary_of=[covered], run_hooks=False)
 
-    compaction.set_checkpoint(rival)
-    result = compaction.compact_partition(ctx, bank, "k")
-    compaction.set_checkpoint(None)
+    set_checkpoint(rival)
+    result = compact_partition(ctx, bank, "k")
+    set_checkpoint(None)
     assert result.status == "conflict"
     stored = entries.load(ctx, bank, "k")
     assert [e.content for e in stored if e.kind == "summary"] == ["rival summary"]
     assert_no_loss(stored, [e.id for e in before])
-    compaction.compact_partition(ctx, bank, "k")  # finishes the rival's journal
+    compact_partition(ctx, bank, "k")  # finishes the rival's journal
     assert_exactly_once(entries.load(ctx, bank, "k"), [e.id for e in before])
 
 
@@ -315,31 +323,31 @@ def _entry(ident: str, kind: str = "entry", summary_of: list[str] | None = None)
 
 def test_recovery_finishes_a_journal() -> None:
     stored = [_entry("a"), _entry("b"), _entry("s", "summary", ["a", "b"]), _entry("c")]
-    assert compaction.recovery_deletions(stored) == {"a", "b"}
+    assert recovery_deletions(stored) == {"a", "b"}
 
 
 def test_recovery_of_a_chain_deletes_the_older_summary() -> None:
     stored = [_entry("s1", "summary", ["a"]), _entry("c"), _entry("s2", "summary", ["s1", "c"])]
-    assert compaction.recovery_deletions(stored) == {"s1", "c"}
+    assert recovery_deletions(stored) == {"s1", "c"}
 
 
 def test_recovery_drops_a_redundant_duplicate_summary() -> None:
     # the winner covered a..d and deleted them; the loser (a..c) crashed before dropping itself
     stored = [_entry("lose", "summary", ["a", "b", "c"]), _entry("win", "summary", list("abcd"))]
-    assert compaction.recovery_deletions(stored) == {"lose"}
+    assert recovery_deletions(stored) == {"lose"}
 
 
 def test_recovery_keeps_a_duplicate_whose_entries_are_gone() -> None:
     # the loser covered an entry (e) the winner did not, and e is gone: keep both, lose nothing
     stored = [_entry("x", "summary", ["a", "b"]), _entry("y", "summary", ["b", "e"])]
-    assert compaction.recovery_deletions(stored) == set()
+    assert recovery_deletions(stored) == set()
 
 
 def test_untriggered_bank_never_compacts(ctx: Context, scripted: ScriptedCompleter) -> None:
     bank = make_bank(ctx, max_turns=0, max_tokens=0)
     write_turns(ctx, bank, "k", 40, hooks=True)
-    assert compaction.compact_bank(ctx, bank) == []
-    assert compaction.compact_partition(ctx, bank, "k").status == "under_threshold"
+    assert compact_bank(ctx, bank) == []
+    assert compact_partition(ctx, bank, "k").status == "under_threshold"
     assert len(entries.load(ctx, bank, "k")) == 40
 
 
@@ -374,7 +382,7 @@ def test_tiny_budget_summaries_keep_the_facts_after_each_colon(
         text = f"Invoice {i}: paid {i * 100} dollars to {payee} on 2024-03-0{i} by {payer}"
         entries.write(ctx, bank, [EntryIn(key="g", content=text)])
     (summary,) = [e for e in entries.load(ctx, bank, "g") if e.kind == "summary"]
-    assert summary.token_count <= compaction.summary_budget(bank)
+    assert summary.token_count <= summary_budget(bank)
     # whole phrases of a recent invoice, not the leading words of the first one, frozen
     assert "…" not in summary.content and "Invoice 1:" not in summary.content
     said = summary.content.lower()  # a kept clause may start with a capital after the colon
@@ -392,7 +400,7 @@ def test_newest_entry_alone_over_max_tokens_does_not_loop(
     assert [e.kind for e in stored] == ["summary", "entry"] and stored[1].content == huge
     calls = extractive.calls
     for _ in range(3):  # still over max_tokens, but nothing new to fold: no compaction
-        (result,) = compaction.compact_bank(ctx, bank)
+        (result,) = compact_bank(ctx, bank)
         assert result.status == "irreducible" and result.reasons and result.covered == 0
         # the row counts what stays: both entries
         assert result.kept == result.entries_after == result.entries_before == 2
@@ -410,7 +418,7 @@ def _crash_at(step: str) -> None:
         if at == step:
             raise _Crash(step)
 
-    compaction.set_checkpoint(hook)
+    set_checkpoint(hook)
 
 
 def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
@@ -422,8 +430,8 @@ def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
     write_turns(ctx, bank, "k", 6)
     _crash_at("pruned")  # after the delete and the prune, before the stats are saved
     with pytest.raises(_Crash):
-        compaction.compact_partition(ctx, bank, "k")
-    compaction.set_checkpoint(None)
+        compact_partition(ctx, bank, "k")
+    set_checkpoint(None)
     # a drop leaves no summary behind: its time was saved before the delete
     assert banks.get(ctx, bank.id).last_compaction_at == clock.now()
     assert maintenance.verify_bank(ctx, bank).clean
@@ -439,8 +447,8 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     clock.advance(timedelta(hours=2))
     _crash_at("pruned")
     with pytest.raises(_Crash):
-        compaction.compact_partition(ctx, bank, "k")
-    compaction.set_checkpoint(None)
+        compact_partition(ctx, bank, "k")
+    set_checkpoint(None)
     stale = banks.get(ctx, bank.id)
     assert (stale.summary_count, stale.last_compaction_at) == (0, None)
     health = maintenance.verify_bank(ctx, stale)
@@ -448,7 +456,7 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     made = clock.now()
     clock.advance(timedelta(hours=1))
 
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
 
     assert result.status == "under_threshold"
     repaired = banks.get(ctx, bank.id)

@@ -19,8 +19,8 @@ from compaction_support import (
 )
 from spawned import compact_and_die
 
-import memory.compaction as compaction
 from memory import banks, entries, maintenance
+from memory.compaction.apply import STEPS, compact_partition
 from memory.context import Context
 from memory.models import Bank
 
@@ -32,7 +32,7 @@ def _prepare(ctx: Context, step: str) -> tuple[Bank, list[str]]:
     """Return a bank whose partition `k` has a previous summary and is over its threshold."""
     bank = make_bank(ctx, name=f"crash-{step}", max_turns=6)
     write_turns(ctx, bank, "k", 7)
-    compaction.compact_partition(ctx, bank, "k")
+    compact_partition(ctx, bank, "k")
     write_turns(ctx, bank, "k", 4, start=7)
     return bank, [e.id for e in entries.load(ctx, bank, "k")]
 
@@ -40,7 +40,7 @@ def _prepare(ctx: Context, step: str) -> tuple[Bank, list[str]]:
 def test_kill_9_at_each_step_then_rerun(ctx: Context) -> None:
     completer = ExtractiveCompleter()
     ctx.completer = lambda: completer
-    prepared = {step: _prepare(ctx, step) for step in compaction.STEPS}
+    prepared = {step: _prepare(ctx, step) for step in STEPS}
     spawn = multiprocessing.get_context("spawn")
     children = {
         step: spawn.Process(
@@ -58,7 +58,7 @@ def test_kill_9_at_each_step_then_rerun(ctx: Context) -> None:
     for step, (bank, before) in prepared.items():
         assert_no_loss(entries.load(ctx, bank, "k"), before)
         calls = completer.calls
-        result = compaction.compact_partition(ctx, bank, "k", wait=10)
+        result = compact_partition(ctx, bank, "k", wait=10)
         after = entries.load(ctx, bank, "k")
         assert_exactly_once(after, before)
         assert [e.kind for e in after].count("summary") == 1, step

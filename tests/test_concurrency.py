@@ -11,9 +11,9 @@ import pytest
 from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
-import memory.compaction as compaction
 from memory import entries, retention
 from memory.clock import FixedClock
+from memory.compaction.apply import compact_partition
 from memory.context import Context
 from memory.models import EntryIn
 from memory.store.lance import LanceStore
@@ -47,9 +47,9 @@ def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> Non
     jobs = [(ctx.store.uri, ctx.account, bank.id, "k", w, PER_WRITER) for w in range(WRITERS)]
     pending = pool.starmap_async(write_markers, jobs)
     while not pending.ready():  # compact over and over while the others write
-        compaction.compact_partition(ctx, bank, "k", wait=30)
+        compact_partition(ctx, bank, "k", wait=30)
     assert pending.get(timeout=300) == [PER_WRITER] * WRITERS
-    compaction.compact_partition(ctx, bank, "k", wait=30)  # settle the last writes
+    compact_partition(ctx, bank, "k", wait=30)  # settle the last writes
 
     stored = entries.load(ctx, bank, "k")
     seen = Counter(m for e in stored for m in MARKER.findall(e.content))

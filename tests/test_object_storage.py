@@ -40,9 +40,9 @@ from spawned import CACHE as BYTECODE
 from spawned import write_markers
 from test_cli import MEMBANK, Run
 
-import memory.compaction as compaction
 from memory import banks, entries, export, purge, retention, search, stats
 from memory.clock import FixedClock
+from memory.compaction.apply import compact_partition
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
@@ -221,7 +221,7 @@ def test_compaction_without_prompt_leaves_no_object_with_the_text(
     write_turns(ctx, bank, "k", 4)
     assert s3.keys_containing(prefix, PASSPORT.encode())
 
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
 
     assert result.status == "dropped" and result.covered >= 1
     assert len(entries.load(ctx, bank, "k")) <= 2
@@ -238,7 +238,7 @@ def test_compaction_with_summary_leaves_no_object_with_the_text(
     write_turns(ctx, bank, "k", 4)
     before = [e.id for e in entries.load(ctx, bank, "k")]
 
-    result = compaction.compact_partition(ctx, bank, "k")
+    result = compact_partition(ctx, bank, "k")
 
     assert result.status == "compacted" and len(scripted.calls) == 1
     stored = entries.load(ctx, bank, "k")
@@ -394,7 +394,7 @@ def test_two_processes_compact_one_partition_at_once(
     for key in keys:
         assert_no_loss(entries.load(ctx, bank, key), before[key])
     for key in keys:  # settle what a lost race left over the threshold
-        compaction.compact_partition(ctx, bank, key)
+        compact_partition(ctx, bank, key)
         after = entries.load(ctx, bank, key)
         assert_exactly_once(after, before[key])
         assert [e.kind for e in after].count("summary") == 1, (key, statuses)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank
 
-import memory.compaction as compaction
 from memory import banks, entries, purge, retention, search
 from memory.clock import FixedClock
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.errors import StorageError
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
@@ -91,7 +91,7 @@ def test_no_expired_information_survives_in_a_summary(ctx: Context, clock: Fixed
         item = EntryIn(key="k", speaker="s", content=f"Note {days} days ago.")
         item.created_at = clock.now() - timedelta(days=days)
         entries.write(ctx, bank, [item], run_hooks=False)
-    (compacted,) = compaction.compact_bank(ctx, bank)
+    (compacted,) = compact_bank(ctx, bank)
     assert compacted.status == "compacted"  # the old entry is folded into a summary
     result = retention.apply_retention(ctx, bank)
     assert result.summaries_deleted == 1

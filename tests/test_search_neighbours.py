@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank
 
-import memory.compaction as compaction
 from memory import banks, entries, retention, search
 from memory.clock import FixedClock
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.entries.delete import forget
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
@@ -134,7 +134,7 @@ def test_retention_and_compaction_leave_no_copy_in_a_kept_turn(
     ctx.completer = lambda: ExtractiveCompleter()
     turns = [_said("Ann", f"Turn {n} mentions wombat{n}.") for n in range(5)]
     entries.write(ctx, chat, turns, run_hooks=False)
-    (done,) = compaction.compact_bank(ctx, chat)
+    (done,) = compact_bank(ctx, chat)
     assert done.status == "compacted"
     kept = [e for e in entries.read(ctx, chat) if e.kind == "entry"]
     covered = [f"wombat{n}." for n in range(5) if all(f"wombat{n}." not in e.content for e in kept)]
