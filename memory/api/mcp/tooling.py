@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory.api.state import ApiState
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound, ProviderError
+from memory.types.problems import one_line
 
 In = TypeVar("In", bound=BaseModel)
 AccountOf = Callable[[ToolContext], str]
@@ -48,9 +49,7 @@ class _RawArguments(ArgModelBase):
 
 def problems(exc: ValidationError) -> str:
     """Return a validation error as one line: `field: message; field: message`."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
-    )
+    return one_line(exc)
 
 
 def parse(model: type[In], arguments: dict[str, Any]) -> In:
