@@ -81,7 +81,7 @@ def time_range(since: str | None, until: str | None) -> tuple[datetime | None, d
     """
     start = parse_time(since, "--since")
     end = parse_time(until, "--until", whole_day=True)
-    check_window(start, end)
+    check_window(start, end, ("--since", "--until"))
     if start is not None and end is None and start > datetime.now(UTC):
         raise InvalidInput(
             f"--since {since} is in the future: the time frame (to now) is empty; "

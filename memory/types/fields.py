@@ -267,10 +267,14 @@ class TimeWindow(BaseModel):
         check_window(self.since, self.until)
 
 
-def check_window(since: datetime | None, until: datetime | None) -> None:
-    """Raise Invalid when both ends are given and `since` is not before `until`."""
+def check_window(
+    since: datetime | None, until: datetime | None, names: tuple[str, str] = ("since", "until")
+) -> None:
+    """Raise Invalid when both ends are given and `since` is not before `until`; `names`
+    are what the caller calls the two ends (the CLI: `--since`, `--until`)."""
     if since is not None and until is not None and as_utc(since) >= as_utc(until):
+        first, last = names
         raise Invalid(
-            f"since ({since:%Y-%m-%d %H:%M}) must be before until ({until:%Y-%m-%d %H:%M}): "
-            "the time frame is empty (until is exclusive)"
+            f"{first} ({since:%Y-%m-%d %H:%M}) must be before {last} "
+            f"({until:%Y-%m-%d %H:%M}): the time frame is empty ({last} is exclusive)"
         )
