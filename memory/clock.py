@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from memory.types.fields import as_utc
 
-def as_utc(value: datetime) -> datetime:
-    """Return `value` in UTC; a naive value (as storage returns it) is taken as UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+__all__ = ["FixedClock", "SystemClock", "as_utc", "days_before"]
 
 
 def days_before(moment: datetime, days: int) -> datetime | None:

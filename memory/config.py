@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from memory.errors import InvalidInput
 from memory.models import BankType
-from memory.validation import first_problem
+from memory.types.fields import RetentionDays, Threshold
+from memory.types.problems import first_problem
 
 CONFIG_DIR_ENV = "MEMBANK_CONFIG_DIR"
 """Environment variable naming a folder of the user's own modes.yaml and templates.yaml."""
@@ -57,9 +58,9 @@ class Template(BaseModel):
     type: BankType
     mode: str
     compaction_prompt: str | None = None
-    max_tokens: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)
-    max_turns: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)
-    retention_days: int | None = Field(default=None, ge=1, le=3_650_000, strict=True)
+    max_tokens: Threshold | None = Field(default=None, strict=True)
+    max_turns: Threshold | None = Field(default=None, strict=True)
+    retention_days: RetentionDays | None = Field(default=None, strict=True)
 
 
 def configs_dir() -> Path:
@@ -161,6 +162,8 @@ def _load(file: str, model: type[T], user_dir: str | None) -> dict[str, T]:
         except ValidationError as exc:
             problem = first_problem(exc, "settings")
             raise InvalidInput(f"{path}: {name!r}: {problem}") from None
+        except InvalidInput as exc:  # a field rule (memory.types.fields) refused a value
+            raise InvalidInput(f"{path}: {name!r}: {exc}") from None
     return found
 
 

@@ -37,3 +37,13 @@ class ModelRequestsBlocked(ProviderError):
 
 class StorageError(MembankError):
     """The storage engine failed in a way the caller cannot fix by changing input."""
+
+
+class Invalid(InvalidInput):
+    """A value broke a rule: the message says which and how to fix it; `code` names the
+    kind of problem (`bad_encoding`, `empty_content`, `missing_speaker`,
+    `unexpected_speaker`, or `invalid` for every other rule)."""
+
+    def __init__(self, message: str, code: str = "invalid") -> None:
+        super().__init__(message)
+        self.code = code

@@ -7,6 +7,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory.types.fields import (
+    Key,
+    Label,
+    RetentionDays,
+    Speaker,
+    Tag,
+    Text,
+    Threshold,
+    UtcTime,
+    WholeNumber,
+    check_window,
+)
+
 BankType = Literal["conversation", "general"]
 EntryKind = Literal["entry", "summary"]
 SearchMethod = Literal["hybrid", "vector", "fts"]
@@ -58,34 +71,39 @@ class BankCreate(Strict):
     (indefinite) through `model_fields_set`.
     """
 
-    name: str
+    name: Label
     type: BankType | None = None
     mode: str | None = None
     template: str | None = None
-    description: str | None = None
-    compaction_prompt: str | None = None
-    max_tokens: int | None = None
-    max_turns: int | None = None
-    retention_days: int | None = None
-    max_age_days: int | None = None
+    description: Text | None = None
+    compaction_prompt: Text | None = None
+    max_tokens: Threshold | None = None
+    max_turns: Threshold | None = None
+    retention_days: RetentionDays | None = None
+    max_age_days: WholeNumber | None = None
 
 
 class BankUpdate(Strict):
     """A partial update of a bank; only fields that were sent are applied."""
 
-    name: str | None = None
+    name: Label | None = None
     type: BankType | None = None
     mode: str | None = None
-    description: str | None = None
-    compaction_prompt: str | None = None
-    max_tokens: int | None = None
-    max_turns: int | None = None
-    retention_days: int | None = None
-    max_age_days: int | None = None
+    description: Text | None = None
+    compaction_prompt: Text | None = None
+    max_tokens: Threshold | None = None
+    max_turns: Threshold | None = None
+    retention_days: RetentionDays | None = None
+    max_age_days: WholeNumber | None = None
 
 
 class EntryIn(Strict):
-    """One entry to write. `id` and `created_at` are set by the system unless given (imports)."""
+    """One entry to write. `id` and `created_at` are set by the system unless given (imports).
+
+    Its fields are checked by `validation.check_entry` when it is written, not here, with
+    the rules of `memory.types.fields` (labels, JSON-safe metadata): their rules depend on
+    the bank (a speaker only in conversation banks), ingest files a refused row under the
+    rule's code, and callers build an EntryIn before they know the bank."""
 
     key: str
     content: str
@@ -123,16 +141,19 @@ class Entry(Strict):
 class SearchQuery(Strict):
     """A search over one bank: text plus optional filters."""
 
-    text: str
+    text: Text
     k: int = 10
-    key: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    speaker: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    key: Key | None = None
+    tags: list[Tag] = Field(default_factory=list)
+    speaker: Speaker | None = None
+    since: UtcTime | None = None
+    until: UtcTime | None = None
     method: SearchMethod = "hybrid"
     min_score: float | None = None
     """Hits scoring below this are dropped; None means `memory.search.DEFAULT_MIN_SCORE`."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        check_window(self.since, self.until)
 
 
 class SearchHit(Strict):

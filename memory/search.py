@@ -37,6 +37,7 @@ from memory.errors import InvalidInput
 from memory.models import Bank, SearchHit, SearchQuery
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS
+from memory.types.fields import check_window
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -152,8 +153,7 @@ def search(
     floor = DEFAULT_MIN_SCORE if query.min_score is None else query.min_score
     if not floor >= 0:
         raise InvalidInput(f"min_score must be 0 or more, got {query.min_score}")
-    if query.since and query.until and query.since >= query.until:
-        raise InvalidInput("--since must be before --until")
+    check_window(query.since, query.until)
     validation.check_filters(bank, key=query.key, speaker=query.speaker, tags=query.tags)
     reorder = rerank.reranker_for(ctx.settings)
     wanted = query if reorder is None else query.model_copy(update={"k": rerank.depth(query.k)})

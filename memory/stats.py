@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from memory.clock import days_before
 from memory.errors import InvalidInput
 from memory.models import Bank
+from memory.types.fields import check_window
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -109,8 +110,7 @@ def time_frame(
     if since is None:
         assert until is not None
         since = days_before(until, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    if until is not None and since >= until:
-        raise InvalidInput(f"--since ({since:%Y-%m-%d %H:%M}) must be before --until")
+    check_window(since, until)
     return since, until
 
 

@@ -1,4 +1,8 @@
-"""Every rule an input must pass, written once: text, labels, dates, bank fields, bank types.
+"""The rules types cannot carry (they need the bank, the clock or several fields), and the
+entry point every write calls; the field rules and limits themselves live in
+`memory.types.fields` and are re-exported here for the callers that check bare values.
+
+Every rule an input must pass, written once: text, labels, dates, bank fields, bank types.
 
 Each way in calls these functions: `entries.write` and `entries.validate`, ingest, import,
 the CLI's arguments, the read filters of load, search and export, and bank create/update
@@ -12,111 +16,66 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import ValidationError
-
-from memory.errors import InvalidInput
+from memory.errors import Invalid
 from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, EntryIn, EntryKind
+from memory.types.fields import (
+    MAX_KEY_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_RETENTION_DAYS,
+    MAX_SPEAKER_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_THRESHOLD,
+    as_utc,
+    check_json_safe,
+    check_label,
+    check_one_line,
+    check_retention_days,
+    check_text,
+    check_threshold,
+    check_utf8,
+    is_utf8,
+    shown,
+)
+from memory.types.problems import Problem, first_problem
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "MAX_KEY_LENGTH",
+    "MAX_NAME_LENGTH",
+    "MAX_RETENTION_DAYS",
+    "MAX_SPEAKER_LENGTH",
+    "MAX_TAG_LENGTH",
+    "MAX_THRESHOLD",
+    "Invalid",
+    "Problem",
+    "as_utc",
+    "check_bank_fields",
+    "check_created_at",
+    "check_entry",
+    "check_filters",
+    "check_json",
+    "check_key",
+    "check_label",
+    "check_one_line",
+    "check_text",
+    "check_utf8",
+    "first_problem",
+    "is_utf8",
+    "shown",
+]
 
 MAX_CONTENT_BYTES = 256_000
 """Largest entry accepted (UTF-8 bytes); split bigger documents before writing."""
-MAX_KEY_LENGTH = 512
-MAX_TAG_LENGTH = 64
-MAX_SPEAKER_LENGTH = 200
-"""Longest speaker or role: they are labels, embedded and indexed with every chunk."""
-MAX_NAME_LENGTH = 200
-"""Longest bank name."""
-MAX_THRESHOLD = 2**31 - 1
-"""Largest max_tokens / max_turns: far above any partition, and safe in every export format."""
-MAX_RETENTION_DAYS = 3_650_000
-"""Largest retention: 10,000 years (longer than the calendar behind it expires nothing)."""
 FUTURE_SKEW = timedelta(days=1)
 """How far after the clock's now a `created_at` may be (clock skew); later is refused."""
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""C0 and C1 control characters (newline, tab, ...)."""
 _BANK_ID = re.compile(r"[0-9a-f]{32}")
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
-
-
-class Invalid(InvalidInput):
-    """A value broke a rule: the message says which and how to fix it; `code` names the
-    kind of problem (`bad_encoding`, `empty_content`, `missing_speaker`,
-    `unexpected_speaker`, or `invalid` for every other rule)."""
-
-    def __init__(self, message: str, code: str = "invalid") -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# text and labels --------------------------------------------------------------------------
-
-
-def is_utf8(value: str) -> bool:
-    """Return whether `value` can be stored as UTF-8: no lone surrogate (such as bytes
-    decoded with `surrogateescape` leave)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def check_utf8(label: str, value: str) -> None:
-    """Raise Invalid (`bad_encoding`) when `value` cannot be stored as UTF-8."""
-    if not is_utf8(value):
-        raise Invalid(
-            f"{label} is not valid UTF-8 text: re-encode the input as UTF-8", "bad_encoding"
-        )
-
-
-def check_text(label: str, value: str) -> int:
-    """Return the UTF-8 size of `value`.
-
-    Raises:
-        Invalid: `value` is not valid UTF-8 or holds a NUL character.
-    """
-    if value.isascii():  # the common case: no encode needed to know it is valid
-        size = len(value)
-    else:
-        check_utf8(label, value)
-        size = len(value.encode("utf-8"))
-    if "\x00" in value:
-        raise Invalid(f"{label} contains a NUL character: remove it")
-    return size
-
-
-def check_one_line(label: str, value: str) -> None:
-    """Raise Invalid when `value` holds a control character: a newline or tab in a name,
-    key, speaker, role or tag breaks every listing that shows it."""
-    if _CONTROL.search(value):
-        raise _not_one_line(label, value)
-
-
-def _not_one_line(label: str, value: str) -> Invalid:
-    return Invalid(
-        f"{label} {value[:80]!r} holds a control character (newline, tab, ...): "
-        "make it one line of text"
-    )
-
-
-def check_label(label: str, value: str, limit: int) -> None:
-    """Check a one-line label: UTF-8, no NUL, not blank, at most `limit` characters, no
-    control characters. Reads check their filters the same way: a label no write accepts
-    matches nothing.
-
-    Raises:
-        Invalid: the label breaks one of these rules.
-    """
-    check_text(label, value)
-    if not value.strip() or len(value) > limit:
-        raise Invalid(f"{label} must be 1-{limit} characters, not blank, got {shown(value)}")
-    if _CONTROL.search(value):  # check_one_line, inlined: this runs for every label written
-        raise _not_one_line(label, value)
+_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+"""What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call; NaN
+and Infinity are refused (JSON has neither)."""
 
 
 def check_key(key: str) -> None:
@@ -124,19 +83,16 @@ def check_key(key: str) -> None:
     check_label("key", key, MAX_KEY_LENGTH)
 
 
-def shown(value: str) -> str:
-    """Return `value` as a message shows it: its repr, or its length and start when long."""
-    return repr(value) if len(value) <= 80 else f"{len(value)} characters: {value[:60]!r}..."
-
-
 def check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
     """Return `value` as the JSON text stored for it.
 
     Raises:
-        Invalid: it is not plain JSON data, or holds text that cannot be stored.
+        Invalid: it is not plain JSON data (NaN and Infinity included), is nested too
+            deep to read back, or holds text that cannot be stored.
     """
     if not value:
         return "{}" if isinstance(value, dict) else "[]"
+    check_json_safe(label, value)
     try:
         text = _JSON.encode(value)
     except (TypeError, ValueError) as exc:
@@ -146,22 +102,6 @@ def check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
 
 
 # dates ------------------------------------------------------------------------------------
-
-
-def as_utc(value: datetime, label: str) -> datetime:
-    """Return `value` in UTC (a naive value is taken as UTC).
-
-    Raises:
-        Invalid: the time has no UTC equivalent (a date at the very edge of the calendar).
-    """
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise Invalid(
-            f"{label} is out of range in UTC: use a date between 0001-01-02 and 9999-12-30"
-        ) from None
 
 
 def check_created_at(value: datetime | None, now: datetime) -> datetime | None:
@@ -310,39 +250,6 @@ def check_bank_fields(
     for label, text in (("description", description), ("compaction_prompt", compaction_prompt)):
         if text is not None:
             check_text(f"bank {label}", text)
-    for label, value in (("max_tokens", max_tokens), ("max_turns", max_turns)):
-        if value is not None and not 0 <= value <= MAX_THRESHOLD:
-            raise Invalid(
-                f"{label} must be 0-{MAX_THRESHOLD} (0 or empty disables it), got {value}"
-            )
-    if retention_days is not None and not 0 < retention_days <= MAX_RETENTION_DAYS:
-        raise Invalid(
-            f"retention_days must be 1-{MAX_RETENTION_DAYS} days or null (indefinite), "
-            f"got {retention_days}"
-        )
-
-
-# pydantic errors ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """The first problem pydantic found in a record, for a one-line message."""
-
-    field: str
-    """Dotted path of the field (`tags.0`), or the name of the whole record."""
-    type: str
-    """pydantic's error type, e.g. `missing`, `string_type`."""
-    message: str
-    """pydantic's message, e.g. `Input should be a valid string`."""
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
-
-
-def first_problem(exc: ValidationError, whole: str) -> Problem:
-    """Return the first error of `exc`; `whole` names the record when the error is not
-    about one field (the whole input is of the wrong type)."""
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or whole
-    return Problem(field=field, type=first["type"], message=first["msg"])
+    check_threshold("max_tokens", max_tokens)
+    check_threshold("max_turns", max_turns)
+    check_retention_days(retention_days)

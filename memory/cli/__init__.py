@@ -32,6 +32,7 @@ from memory.cli import (
 )
 from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
+from memory.types.problems import one_line
 
 
 class CommandModule(Protocol):
@@ -124,11 +125,7 @@ def main(
         sys.stderr.write(f"membank: error: {exc}\n")
         return 2
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        sys.stderr.write(f"membank: error: {problems}\n")
+        sys.stderr.write(f"membank: error: {one_line(exc)}\n")
         return 2
     except NotFound as exc:
         sys.stderr.write(f"membank: not found: {exc}\n")

@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from memory.errors import InvalidInput
+from memory.types.fields import check_window
 from memory.validation import as_utc, check_utf8
 
 if TYPE_CHECKING:
@@ -80,11 +81,7 @@ def time_range(since: str | None, until: str | None) -> tuple[datetime | None, d
     """
     start = parse_time(since, "--since")
     end = parse_time(until, "--until", whole_day=True)
-    if start is not None and end is not None and start >= end:
-        raise InvalidInput(
-            f"--since {since} is not before --until {until}: the time frame is empty "
-            "(--until is exclusive for a date-time and includes the whole day for a date)"
-        )
+    check_window(start, end, ("--since", "--until"))
     if start is not None and end is None and start > datetime.now(UTC):
         raise InvalidInput(
             f"--since {since} is in the future: the time frame (to now) is empty; "

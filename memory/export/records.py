@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory import validation
-from memory.errors import InvalidInput
 from memory.models import Bank
 from memory.store import filters
+from memory.types.fields import check_window
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -45,11 +45,7 @@ class ExportFilters(BaseModel):
         speaker filter on a general bank (its entries have no speaker), or for a label no
         entry can hold (see `validation.check_filters`)."""
         validation.check_filters(bank, key=self.key, speaker=self.speaker, tags=self.tags)
-        if self.since is not None and self.until is not None and self.since >= self.until:
-            raise InvalidInput(
-                f"--since ({self.since:%Y-%m-%d %H:%M}) must be before --until "
-                f"({self.until:%Y-%m-%d %H:%M}): the time frame is empty"
-            )
+        check_window(self.since, self.until)
 
     def predicate(self) -> str | None:
         """Return the escaped storage filter for these conditions (None = everything)."""

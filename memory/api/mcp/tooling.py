@@ -26,6 +26,7 @@ from memory.api.errors import tool_message
 from memory.api.state import ApiState
 from memory.context import Context
 from memory.errors import MembankError
+from memory.types.problems import one_line
 
 In = TypeVar("In", bound=BaseModel)
 AccountOf = Callable[[ToolContext], str]
@@ -49,9 +50,7 @@ class _RawArguments(ArgModelBase):
 
 def problems(exc: ValidationError) -> str:
     """Return a validation error as one line: `field: message; field: message`."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
-    )
+    return one_line(exc)
 
 
 def parse(model: type[In], arguments: dict[str, Any]) -> In:
