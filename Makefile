@@ -14,7 +14,7 @@ ifeq ($(UV),)
 UV := python3 -m uv
 endif
 
-.PHONY: install demo test lint typecheck serve lab
+.PHONY: install demo test test-fast lint typecheck serve lab
 
 install:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv \
@@ -29,6 +29,14 @@ test: install
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy memory
 	$(UV) run --frozen pytest
+
+# The fast tier while you work: every test not marked slow/process/server/browser/s3, in
+# parallel (pytest-xdist), with its wall time printed. `make test` is the full suite.
+FAST := not slow and not process and not server and not browser and not s3
+test-fast: install
+	@start=$$(date +%s); $(UV) run --frozen pytest -m "$(FAST)" -n auto; status=$$?; \
+		echo "test-fast: $$(( $$(date +%s) - start )) s (load $$(cut -d' ' -f1 /proc/loadavg))"; \
+		exit $$status
 
 lint: install
 	$(UV) run --frozen ruff check .

@@ -180,12 +180,14 @@ def _with_counters(
 
 
 def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
-    """Finish the bank's pending deletion, repair its counters; returns what is left.
+    """Finish the bank's pending deletion, upgrade old indices, repair its counters; returns
+    what is left.
 
     Raises:
         PrunePending: the prune failed (e.g. the disk is full); the deletion stays due.
     """
     pruned = purge.finish(ctx, bank, wait=None, full=True)
+    ctx.store.upgrade_indices(bank.id)
     repaired = repair_counters(ctx, bank)
     after = verify_bank(ctx, bank)
     return after.model_copy(update={"pruned": pruned, "repaired": repaired})

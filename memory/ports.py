@@ -110,6 +110,10 @@ class Store(Protocol):
         """Fold unindexed rows into the indices and compact small fragments."""
         ...
 
+    def upgrade_indices(self, bank_id: str) -> bool:
+        """Rebuild indices an older table lacks features of; return whether any was rebuilt."""
+        ...
+
     def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
         """Delete every chunk row matching `predicate` in one commit (then prune)."""
         ...

@@ -28,7 +28,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     create.set_defaults(handler=_create)
 
     listing = sub.add_parser("list", parents=[common], help="list banks")
-    listing.add_argument("--type", choices=["conversation", "general"])
+    listing.add_argument(
+        "--type", choices=["conversation", "general"], help="only banks of this type"
+    )
     listing.set_defaults(handler=_list)
 
     for name, handler, text in (

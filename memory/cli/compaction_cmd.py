@@ -28,7 +28,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "retention", parents=[common], help="delete entries older than the retention now"
     )
     target = keep.add_mutually_exclusive_group(required=True)
-    target.add_argument("bank", metavar="BANK", nargs="?")
+    target.add_argument("bank", metavar="BANK", nargs="?", help="bank name or id")
     target.add_argument("--all", action="store_true", help="every bank of the account")
     keep.set_defaults(handler=_retention)
 

@@ -34,8 +34,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     ingest = commands.add_parser(
         "ingest", parents=[common], help="ingest JSONL / CSV / Parquet files or folders"
     )
-    ingest.add_argument("paths", metavar="PATH", nargs="+")
-    ingest.add_argument("--bank", required=True, metavar="BANK")
+    ingest.add_argument(
+        "paths", metavar="PATH", nargs="+", help="JSONL, CSV or Parquet files (or folders)"
+    )
+    ingest.add_argument("--bank", required=True, metavar="BANK", help="bank name or id")
     ingest.add_argument(
         "--rejects", metavar="PATH", help="one rejects file (default: <input>.rejects.jsonl)"
     )
@@ -50,8 +52,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     ingest.set_defaults(handler=_ingest)
 
     export = commands.add_parser("export", parents=[common], help="export a bank (JSON, Parquet)")
-    export.add_argument("bank", metavar="BANK")
-    export.add_argument("--format", choices=["json", "parquet"], required=True)
+    export.add_argument("bank", metavar="BANK", help="bank name or id")
+    export.add_argument(
+        "--format", choices=["json", "parquet"], required=True, help="file format to write"
+    )
     export.add_argument(
         "--out", metavar="PATH", help="file (or folder with --partition-by); not stdout"
     )
@@ -68,12 +72,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     importer = commands.add_parser(
         "import", parents=[common], help="create a bank from a JSON export"
     )
-    importer.add_argument("path", metavar="PATH")
+    importer.add_argument("path", metavar="PATH", help="a JSON export made by `membank export`")
     importer.add_argument("--name", help="the new bank's name (default: the exported name)")
     importer.set_defaults(handler=_import)
 
     stats = commands.add_parser("stats", parents=[common], help="a bank's entry statistics")
-    stats.add_argument("bank", metavar="BANK")
+    stats.add_argument("bank", metavar="BANK", help="bank name or id")
     stats.add_argument("--days", type=positive, help="the last N days, 1 or more (default 30)")
     stats.add_argument("--since", help=SINCE_HELP)
     stats.add_argument("--until", help=UNTIL_HELP)

@@ -75,7 +75,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     forget = commands.add_parser("forget", parents=[common], help="delete one entry for good")
     forget.add_argument("bank", metavar="BANK", help="bank name or id")
-    forget.add_argument("entry_id", metavar="ENTRY_ID")
+    forget.add_argument(
+        "entry_id", metavar="ENTRY_ID", help="the entry's id (from write, load or search)"
+    )
     forget.set_defaults(handler=_forget)
 
 

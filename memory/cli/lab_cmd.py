@@ -58,7 +58,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     helper = commands.add_parser(
         "assistant", parents=[common], help="propose a bank configuration from a description"
     )
-    helper.add_argument("description", metavar="DESCRIPTION")
+    helper.add_argument(
+        "description", metavar="DESCRIPTION", help="what the bank is for, in your words"
+    )
     helper.add_argument("--type", choices=TYPES, help="the bank type (default: guessed)")
     helper.add_argument("--apply", metavar="BANK", help="accept the proposal on this bank")
     helper.set_defaults(handler=_assistant)

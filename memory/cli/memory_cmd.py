@@ -42,7 +42,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     forget = sub.add_parser("forget", parents=[common], help="delete one memory for good")
     _who(forget)
-    forget.add_argument("memory_id", metavar="MEMORY_ID")
+    forget.add_argument(
+        "memory_id", metavar="MEMORY_ID", help="the memory's id (from remember or recall)"
+    )
     forget.set_defaults(handler=_forget)
 
     user = commands.add_parser("user", help="per-user operations")

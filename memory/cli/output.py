@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
+
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL, except newline: a terminal would act on them (an
+OSC title, a screen clear) instead of showing them."""
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Return `text` with control characters (but newline) shown as `\\xNN` escapes."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def width(text: str) -> int:
+    """Return how many terminal columns `text` takes (wide East Asian characters take two,
+    combining marks none)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def to_jsonable(value: Any) -> Any:
@@ -25,16 +46,20 @@ def to_jsonable(value: Any) -> Any:
 
 
 def emit_json(value: Any) -> None:
-    """Print `value` as JSON on stdout."""
-    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+    """Print `value` as JSON on stdout (C1 controls escaped too: JSON escapes only C0)."""
+    text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    sys.stdout.write(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """Return rows as a plain aligned text table."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    """Return rows as a plain aligned text table (cells terminal-safe, on one line each)."""
+    cells = [[str(h) for h in headers]] + [
+        ["" if c is None else terminal_safe(str(c)).replace("\n", " ") for c in r] for r in rows
+    ]
+    widths = [max(width(row[i]) for row in cells) for i in range(len(headers))]
     lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+        "  ".join(c + " " * (w - width(c)) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -47,5 +72,5 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
 
 
 def say(text: str) -> None:
-    """Print a line of human-readable output on stdout."""
-    sys.stdout.write(text + "\n")
+    """Print a line of human-readable output on stdout, control characters escaped."""
+    sys.stdout.write(terminal_safe(text) + "\n")

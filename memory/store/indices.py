@@ -20,7 +20,7 @@ KEY_INDEX = "key_idx"
 FTS_CONFIG = FTS(
     base_tokenizer="simple",
     language="English",
-    with_position=False,
+    with_position=True,
     max_token_length=40,
     lower_case=True,
     stem=True,
@@ -28,7 +28,9 @@ FTS_CONFIG = FTS(
     ascii_folding=True,
 )
 """The full-text tokenizer (LanceDB's defaults, given explicitly so an upgrade of LanceDB
-that changes them does not change how a bank's text is tokenized)."""
+that changes them does not change how a bank's text is tokenized), with token positions so
+quoted phrase queries (`"water tank"`) work once rows are indexed (without positions the
+index refuses them: tables made before positions are rebuilt by `membank maintain`)."""
 
 
 def create_key_index(table: Any) -> None:
@@ -39,6 +41,24 @@ def create_key_index(table: Any) -> None:
 def create_fts_index(table: Any) -> None:
     """Build (or replace) the native full-text index over `search_text`."""
     table.create_index(FTS_COLUMN, config=FTS_CONFIG, name=FTS_INDEX, replace=True)
+
+
+def fts_has_positions(table: Any) -> bool:
+    """Return whether the full-text index keeps token positions (phrase queries need them);
+    True when there is no index yet (unindexed rows are searched without one)."""
+    for index in table.list_indices():
+        if index.name == FTS_INDEX:
+            return bool((index.index_details or {}).get("with_position", False))
+    return True
+
+
+def ensure_positions(table: Any) -> bool:
+    """Rebuild the full-text index of a table made before it kept positions; return whether
+    it was rebuilt."""
+    if fts_has_positions(table):
+        return False
+    create_fts_index(table)
+    return True
 
 
 def index_names(table: Any) -> set[str]:

@@ -152,6 +152,21 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         if table is not None:
             self._maintain(table, merge=True)
 
+    def upgrade_indices(self, bank_id: str) -> bool:
+        """Rebuild the full-text index of a table made before it kept word positions (so
+        quoted phrases can be searched); return whether it was rebuilt."""
+        table = self._entries(bank_id)
+        if table is None:
+            return False
+        try:
+            with self._writing(table):
+                table.checkout_latest()
+                rebuilt = indices.ensure_positions(table)
+        except STORAGE_ERRORS as exc:
+            raise StorageError(f"rebuilding the full-text index failed: {exc}") from exc
+        table.checkout_latest()
+        return rebuilt
+
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
         try:
             with self._writing(table):

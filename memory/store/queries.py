@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memory.store.indices import FTS_COLUMN
+from memory.errors import InvalidInput
+from memory.store.indices import FTS_COLUMN, fts_has_positions
 
 
 def run(
@@ -24,12 +25,20 @@ def run(
 
     Raises:
         ValueError: `method` is neither `vector` nor `fts`.
+        InvalidInput: a quoted phrase on a table whose full-text index was built without
+            token positions (made before phrases were supported): `membank maintain` fixes it.
     """
     wanted = list(columns)
     if method == "vector":
         query = table.search(vector, query_type="vector").distance_type("cosine")
         wanted.append("_distance")
     elif method == "fts":
+        if text and '"' in text and not fts_has_positions(table):
+            raise InvalidInput(
+                "this bank's full-text index was built without word positions, so a quoted "
+                "phrase cannot be searched yet: run `membank maintain BANK` once to rebuild "
+                "it, or search without the quotes"
+            )
         query = table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
         wanted.append("_score")
     else:

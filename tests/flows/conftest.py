@@ -12,5 +12,7 @@ def prefect_api() -> Iterator[None]:
     """A temporary local Prefect server for flow runs, started once per session."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=60):
+    # A bound, not a wait: a healthy start takes ~15 s, but on a loaded machine (load 20 on
+    # 2 cores) 60 s timed out and errored every flow test; 600 s survives that.
+    with prefect_test_harness(server_startup_timeout=600):
         yield
