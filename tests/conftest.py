@@ -25,6 +25,39 @@ from memory.testing import hashing_embedder
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
+MARKS_BY_PATH = {
+    "tests/flows/": "server",  # the session's Prefect test harness
+    "tests/api/": "server",  # real uvicorn servers, MCP over stdio and HTTP
+    "tests/lab/": "server",  # Streamlit AppTest and `membank lab`
+    "tests/lab/test_browser.py": "browser",
+    "tests/judge/test_llm_judge.py": "server",  # the fake OpenAI-compatible server
+    "tests/lab_core/test_labcore_llm.py": "server",
+    "tests/test_model_providers.py": "server",
+    "tests/test_rerank.py": "server",
+    "tests/test_object_storage.py": "s3",
+    "tests/test_crash_finality.py": "process",  # kill -9 of child processes
+    "tests/test_compaction_crash.py": "process",
+    "tests/test_concurrency.py": "process",
+    "tests/test_serve.py": "process",
+    "tests/test_readme.py": "process",
+    "tests/judge/test_judge_cli.py": "process",  # the console script as a child process
+    "tests/lab_core/test_labcore_cli.py": "process",
+    "tests/layers/test_agents_cli.py": "process",
+    "tests/layers/test_longterm_cli.py": "process",
+}
+"""Whole folders and modules whose tests all start the same slow thing; single tests in other
+modules carry their own `@pytest.mark.<mark>`. `make test-fast` skips every marked test."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test by the folder or module it lives in (see MARKS_BY_PATH)."""
+    root = Path(str(config.rootpath))
+    for item in items:
+        where = Path(str(item.path)).relative_to(root).as_posix()
+        for prefix, mark in MARKS_BY_PATH.items():
+            if where.startswith(prefix):
+                item.add_marker(getattr(pytest.mark, mark))
+
 
 @pytest.fixture
 def clock() -> FixedClock:

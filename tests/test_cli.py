@@ -134,6 +134,7 @@ def _local(data: Path) -> Context:
     return open_context(str(data), account="local")
 
 
+@pytest.mark.process
 def test_bank_templates_and_modes_commands(tmp_path: Path) -> None:
     data = tmp_path / "db"
     listed_templates, negative, created = processes(
@@ -246,6 +247,7 @@ def test_bank_templates_and_modes_commands(tmp_path: Path) -> None:
     assert not (tmp_path / ".membank").exists()  # --data was honoured everywhere
 
 
+@pytest.mark.process
 def test_entry_commands(tmp_path: Path) -> None:
     data = tmp_path / "db"
     chat = banks.create(_local(data), BankCreate(name="chat", type="conversation"))
@@ -416,6 +418,7 @@ def test_help_says_what_the_readme_promises(tmp_path: Path) -> None:
         assert "includes that whole day" in " ".join(here(data, command, "--help").out.split())
 
 
+@pytest.mark.process
 def test_compact_says_why_nothing_was_compacted_and_keeps_the_table_short(
     tmp_path: Path,
 ) -> None:
@@ -470,6 +473,7 @@ def test_compact_says_why_nothing_was_compacted_and_keeps_the_table_short(
     assert len(summary) > 160 and summary not in done.out  # only one line of each is shown
 
 
+@pytest.mark.process
 def test_a_reader_that_goes_away_stops_the_output_quietly(tmp_path: Path) -> None:
     read, write = os.pipe()
     os.close(read)  # like `membank templates | head -0`: every write fails with EPIPE

@@ -54,6 +54,7 @@ class _RecordedSession:
         return self.inner.run(names, feeds)
 
 
+@pytest.mark.slow
 def test_minilm_runs_long_texts_in_batches_of_bounded_tokens() -> None:
     minilm = embed.MiniLMEmbedder()
     recorded = _RecordedSession(minilm._session)

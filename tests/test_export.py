@@ -608,6 +608,7 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
         assert out.read_bytes() == snapshot
 
 
+@pytest.mark.process
 def test_cli_export_file_too_large_is_exit_1(ctx: Context, bank: Bank, tmp_path: Path) -> None:
     """`(ulimit -f 2; membank export ...)`: a real process whose writes stop at 2 kB."""
     out = tmp_path / "lim.json"

@@ -252,6 +252,7 @@ KILLER = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_killed_ingest_reruns_to_completion_without_duplicates(
     ctx: Context, conv: Bank, tmp_path: Path
 ) -> None:

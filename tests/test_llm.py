@@ -97,6 +97,7 @@ def scripted(
     return provider
 
 
+@pytest.mark.process
 def test_litellm_is_not_imported_until_a_model_is_called() -> None:
     code = "import sys, memory.providers.llm, memory.prompts; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

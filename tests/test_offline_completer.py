@@ -73,6 +73,7 @@ def test_blocked_model_requests_do_not_stop_the_offline_completer() -> None:
     assert reply.startswith(LABEL)
 
 
+@pytest.mark.process
 def test_summarizing_offline_never_imports_litellm() -> None:
     code = (
         "import sys\n"

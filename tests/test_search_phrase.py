@@ -8,6 +8,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import lancedb
+import pytest
 
 from memory.cli import main
 from memory.store.indices import FTS_COLUMN, FTS_CONFIG, FTS_INDEX
@@ -46,6 +47,7 @@ def test_a_phrase_matches_the_words_in_order_after_indexing(tmp_path: Path) -> N
     }
 
 
+@pytest.mark.slow
 def test_an_index_without_positions_is_refused_clearly_then_rebuilt(tmp_path: Path) -> None:
     _bank(tmp_path)
     db = lancedb.connect(str(tmp_path))

@@ -175,6 +175,7 @@ def test_a_cut_previous_summary_gives_way_to_the_facts_after_a_colon() -> None:
     assert "450 dollars" in summary and "Globex" in summary
 
 
+@pytest.mark.process
 def test_is_deterministic_across_hash_seeds() -> None:
     code = (
         "from memory.providers.summarize import extractive_summary as s\n"
@@ -285,6 +286,7 @@ def test_render_rejects_misspelt_variables_and_unknown_prompts() -> None:
     assert {"compaction", "compaction_system"} <= set(prompts.available())
 
 
+@pytest.mark.process
 def test_summarizer_does_not_import_litellm() -> None:
     code = "import sys, memory.providers.summarize, memory.prompts; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -57,6 +57,7 @@ def test_a_context_without_the_after_write_step_does_not_compact(tmp_path: Path)
     assert [e.kind for e in entries.load(ctx, bank, "c1")] == ["entry"] * 5
 
 
+@pytest.mark.process
 def test_inline_compaction_does_not_depend_on_what_was_imported(tmp_path: Path) -> None:
     """In a fresh process that imports the entries module before anything else and never
     names memory.compaction, writes still compact (wiring lives in Context, not in imports)."""
@@ -165,6 +166,7 @@ def _membank(data: Path, *args: str) -> list[str]:
     return heavy
 
 
+@pytest.mark.process
 def test_offline_commands_never_import_litellm_prefect_deepeval_or_streamlit(
     tmp_path: Path,
 ) -> None:
