@@ -281,6 +281,7 @@ class _BatchWriter:
         batch, self.pending = self.pending, []
         known = stored_entries(self.ctx, self.bank, [p.item.id or "" for p in batch])
         fresh: list[EntryIn] = []
+        placed: list[_Pending] = []
         replace: dict[str, Stored] = {}
         for pending in batch:
             item, report = pending.item, self.reports[pending.file_index]
@@ -299,11 +300,29 @@ class _BatchWriter:
                 report.stored += 1
             known[entry_id] = Stored(item.key, item.content, "entry")
             fresh.append(item)
+            placed.append(pending)
         self._delete(replace)
-        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False)
+        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False, unique=True)
+        self._count_skipped(placed, {entry.id for entry in written}, replace)
         touched = {entry.key for entry in written}
         if self.ctx.after_write is not None:
             self.compaction.add(self.ctx.after_write(self.ctx, self.bank, touched))
+
+    def _count_skipped(
+        self, batch: list[_Pending], written: set[str], replace: dict[str, Stored]
+    ) -> None:
+        """Count as already present the rows another run stored between our check and our
+        append (the store skipped their ids)."""
+        for pending in batch:
+            entry_id = pending.item.id or ""
+            if entry_id in written:
+                continue
+            report = self.reports[pending.file_index]
+            if entry_id in replace:
+                report.updated -= 1
+            else:
+                report.stored -= 1
+            report.duplicates += 1
 
     def _delete(self, replace: dict[str, Stored]) -> None:
         """Delete the stored versions the batch replaces, in one commit; `prune_replaced`
