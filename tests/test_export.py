@@ -700,3 +700,12 @@ def test_import_of_a_line_cut_midway_names_line_and_column(
     ):
         import_json(ctx, cut, name="cut")
     assert [b.name for b in banks.list_banks(ctx)] == ["support"]
+
+
+def test_out_in_a_missing_folder_is_bad_input_and_creates_nothing(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "no" / "such" / "dump.json"
+    with pytest.raises(InvalidInput, match=r"no such folder .*no/such: create it first"):
+        export(ctx, bank, "json", out)
+    assert not (tmp_path / "no").exists()
