@@ -106,6 +106,11 @@ class Store(Protocol):
         """Append chunk rows in one write (the table is made if missing)."""
         ...
 
+    def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
+        """Append the chunk rows whose entry id is not held yet, atomically per bank;
+        returns the entry ids skipped."""
+        ...
+
     def maintain(self, bank_id: str) -> None:
         """Fold unindexed rows into the indices and compact small fragments."""
         ...

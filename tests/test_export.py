@@ -410,6 +410,7 @@ def test_failed_export_leaves_no_partial_file(
     patched: str,
 ) -> None:
     folder = tmp_path / "exports"
+    folder.mkdir()
     out = folder / target
     export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     before = _files(folder)
@@ -420,6 +421,7 @@ def test_failed_export_leaves_no_partial_file(
     assert _files(folder) == before
     if snapshot is not None:
         assert out.read_bytes() == snapshot
+    (tmp_path / "fresh").mkdir()
     fresh = tmp_path / "fresh" / target
     with pytest.raises(RuntimeError, match="injected") as failure:
         export(ctx, bank, fmt, fresh, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
@@ -595,6 +597,7 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     patched: str,
 ) -> None:
     folder = tmp_path / "exports"
+    folder.mkdir()
     out = folder / target
     export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
     before = _files(folder)
@@ -701,3 +704,12 @@ def test_import_of_a_line_cut_midway_names_line_and_column(
     ):
         import_json(ctx, cut, name="cut")
     assert [b.name for b in banks.list_banks(ctx)] == ["support"]
+
+
+def test_out_in_a_missing_folder_is_bad_input_and_creates_nothing(
+    ctx: Context, bank: Bank, tmp_path: Path
+) -> None:
+    out = tmp_path / "no" / "such" / "dump.json"
+    with pytest.raises(InvalidInput, match=r"no such folder .*no/such: create it first"):
+        export(ctx, bank, "json", out)
+    assert not (tmp_path / "no").exists()

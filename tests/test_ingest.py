@@ -585,3 +585,64 @@ def test_created_at_more_than_a_day_ahead_is_rejected(
     assert "out of range" in str(rejects[3]["reason"])
     assert report.stored == 2
     assert sorted(e.content for e in entries.read(ctx, conv)) == ["row 0", "row 1"]
+
+
+INGESTER = textwrap.dedent(
+    """
+    import sys
+    import time
+    from pathlib import Path
+    from memory import banks
+    from memory.context import Context
+    from memory.ingest import ingest
+    from memory.store.lance import LanceStore
+    from memory.testing import HashingEmbedder
+
+    class Rendezvous(HashingEmbedder):
+        # both runs check the first batch's ids before either stores it
+
+        def embed(self, texts):
+            here, other = Path(sys.argv[3]), Path(sys.argv[4])
+            if not here.exists():
+                here.touch()
+                deadline = time.monotonic() + 120
+                while not other.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            return super().embed(texts)
+
+    embedder = Rendezvous(384)
+    ctx = Context(store=LanceStore(sys.argv[1]), account="acme", embedder=lambda mode: embedder)
+    report = ingest(ctx, banks.get(ctx, "support"), [sys.argv[2]], batch_size=50)
+    print(report.stored, report.duplicates)
+    """
+)
+
+
+def test_two_concurrent_ingests_of_one_file_store_each_row_once(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    rows = [
+        {"id": f"row-{i}", "key": f"k{i % 5}", "speaker": "ann", "content": f"turn {i}"}
+        for i in range(300)
+    ]
+    source = write_jsonl(tmp_path / "same.jsonl", rows)
+    command = [sys.executable, "-c", INGESTER, ctx.store.uri, str(source)]
+    marks = [str(tmp_path / "first-batch-a"), str(tmp_path / "first-batch-b")]
+    runs = [
+        subprocess.Popen(
+            [*command, here, other],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for here, other in (marks, marks[::-1])
+    ]
+    outcomes = [run.communicate(timeout=600) for run in runs]
+    for run, (_, err) in zip(runs, outcomes, strict=True):
+        assert run.returncode == 0, err.decode()
+
+    stored = entries.read(ctx, conv)
+    assert len(stored) == len({e.id for e in stored}) == 300
+    counts = [tuple(map(int, out.split())) for out, _ in outcomes]
+    assert sum(new for new, _ in counts) == 300  # each row counted stored by one run only
+    assert all(new + known == 300 for new, known in counts)

@@ -175,3 +175,34 @@ def test_the_ingest_flow_task_passes_on_conflict_through(
     assert (report.updated, report.rejected) == (1, 0)
     assert entries.get_entry(ctx, conv, "src-1").content == "changed by a flow"
     assert "Updated: 1 stored entries replaced" in report_markdown(report)
+
+
+def test_on_conflict_update_keeps_changes_to_every_field_of_an_unchanged_text(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    row: dict[str, object] = {"id": "e1", "key": "k", "speaker": "ann", "content": "same text"}
+    ingest(ctx, conv, [write_jsonl(tmp_path / "old.jsonl", [row])])
+    changed = {
+        **row,
+        "speaker": "bob",
+        "tags": ["billing"],
+        "created_at": "2026-10-01T09:00:00+00:00",
+        "role": "user",
+        "metadata": {"ticket": 7},
+    }
+
+    report = ingest(
+        ctx, conv, [write_jsonl(tmp_path / "new.jsonl", [changed])], on_conflict="update"
+    )
+
+    assert (report.updated, report.duplicates) == (1, 0)
+    [stored] = entries.read(ctx, conv)
+    assert (stored.speaker, stored.tags, stored.role, stored.metadata) == (
+        "bob",
+        ["billing"],
+        "user",
+        {"ticket": 7},
+    )
+    assert stored.created_at.isoformat() == "2026-10-01T09:00:00+00:00"
+    again = ingest(ctx, conv, [tmp_path / "new.jsonl"], on_conflict="update")
+    assert (again.updated, again.duplicates) == (0, 1)

@@ -56,8 +56,12 @@ def write(
     kind: EntryKind = "entry",
     summary_of: Sequence[Sequence[str]] | None = None,
     run_hooks: bool = True,
+    unique: bool = False,
 ) -> list[Entry]:
     """Validate, chunk, embed and store entries in one commit; returns the stored entries.
+
+    With `unique`, an entry whose id the bank already holds is skipped, atomically per bank
+    (`store.add_new_rows`), and left out of the result.
 
     Nothing is written unless every item is valid. After the write, the context's
     `after_write` step (inline compaction) runs for the touched keys, unless `run_hooks`
@@ -81,7 +85,7 @@ def write(
     if run_hooks:  # a deletion whose prune a crash or a full disk stopped: finish it now
         purge.finish(ctx, bank, wait=0)
     if bank.type != "conversation":
-        ctx.store.add_rows(bank.id, table)
+        written = _add(ctx, bank, table, written, unique)
         return _after(ctx, bank, written, run_hooks)
     carry = ctx.settings.neighbour_index
     # the turns before ours are read and carried with no deletion in between
@@ -89,8 +93,19 @@ def write(
         derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
         table = table.append_column(FTS_COLUMN, pa.array(derived.search_text, pa.string()))
         table = table.append_column(CONTEXT_COLUMN, pa.array(derived.context_id, pa.string()))
-        ctx.store.add_rows(bank.id, table)
+        written = _add(ctx, bank, table, written, unique)
     return _after(ctx, bank, written, run_hooks)
+
+
+def _add(
+    ctx: Context, bank: Bank, table: pa.Table, written: list[Entry], unique: bool
+) -> list[Entry]:
+    """Append the rows; with `unique`, only entries whose id is new (returns those written)."""
+    if not unique:
+        ctx.store.add_rows(bank.id, table)
+        return written
+    skipped = ctx.store.add_new_rows(bank.id, table)
+    return [entry for entry in written if entry.id not in skipped]
 
 
 def _after(ctx: Context, bank: Bank, written: list[Entry], run_hooks: bool) -> list[Entry]:

@@ -98,7 +98,13 @@ def atomic_dir(path: Path, replaceable: Callable[[Path], bool]) -> Iterator[Path
 
 
 def _make_parent(path: Path) -> None:
-    """Create the folder that will hold `path`; InvalidInput when the path cannot hold one."""
+    """Check the folder that will hold `path` exists; InvalidInput when it does not (no
+    folder is made: a mistyped path must not leave new folders behind) or cannot hold one."""
+    blocker = next((folder for folder in path.parents if _is_file(folder)), None)
+    if blocker is None and not path.parent.exists():
+        raise InvalidInput(
+            f"no such folder {path.parent}: create it first, or choose another --out"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -246,6 +246,42 @@ class Stored:
     key: str
     content: str
     kind: str
+    rest: tuple[Any, ...] = ()
+    """The other fields a row may change (`_REST`), as `_rest_of` gives them."""
+
+
+_REST = ("speaker", "role", "memory_type", "tags", "metadata", "attachments", "created_at")
+"""Fields besides key and content that `on_conflict="update"` brings up to date."""
+
+
+def _rest_of(values: dict[str, Any]) -> tuple[Any, ...]:
+    """Return the `_REST` fields of an entry, comparable between a row and a stored entry."""
+    when = values.get("created_at")
+    return (
+        values.get("speaker"),
+        values.get("role"),
+        values.get("memory_type"),
+        sorted(values.get("tags") or []),
+        json.dumps(values.get("metadata") or {}, sort_keys=True),
+        json.dumps(values.get("attachments") or [], sort_keys=True),
+        None if when is None else validation.as_utc(when, "created_at"),
+    )
+
+
+def _unchanged(stored: Stored, item: EntryIn, on_conflict: OnConflict) -> bool:
+    """Return True when a row adds nothing to the stored entry of its id (it is skipped).
+
+    Key and content decide under `reject`; `update` also compares the other fields (a row
+    without `created_at` keeps the stored time).
+    """
+    if (stored.key, stored.content) != (item.key, item.content):
+        return False
+    if on_conflict != "update" or not stored.rest:
+        return True
+    mine = list(_rest_of(item.model_dump()))
+    if mine[-1] is None:
+        mine[-1] = stored.rest[-1]
+    return tuple(mine) == stored.rest
 
 
 @dataclass
@@ -281,13 +317,14 @@ class _BatchWriter:
         batch, self.pending = self.pending, []
         known = stored_entries(self.ctx, self.bank, [p.item.id or "" for p in batch])
         fresh: list[EntryIn] = []
+        placed: list[_Pending] = []
         replace: dict[str, Stored] = {}
         for pending in batch:
             item, report = pending.item, self.reports[pending.file_index]
             entry_id = item.id or ""
             if entry_id in known:
                 stored = known[entry_id]
-                if stored is None or (stored.key, stored.content) == (item.key, item.content):
+                if stored is None or _unchanged(stored, item, self.on_conflict):
                     report.duplicates += 1
                     continue
                 if self.on_conflict == "reject":
@@ -299,11 +336,29 @@ class _BatchWriter:
                 report.stored += 1
             known[entry_id] = Stored(item.key, item.content, "entry")
             fresh.append(item)
+            placed.append(pending)
         self._delete(replace)
-        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False)
+        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False, unique=True)
+        self._count_skipped(placed, {entry.id for entry in written}, replace)
         touched = {entry.key for entry in written}
         if self.ctx.after_write is not None:
             self.compaction.add(self.ctx.after_write(self.ctx, self.bank, touched))
+
+    def _count_skipped(
+        self, batch: list[_Pending], written: set[str], replace: dict[str, Stored]
+    ) -> None:
+        """Count as already present the rows another run stored between our check and our
+        append (the store skipped their ids)."""
+        for pending in batch:
+            entry_id = pending.item.id or ""
+            if entry_id in written:
+                continue
+            report = self.reports[pending.file_index]
+            if entry_id in replace:
+                report.updated -= 1
+            else:
+                report.stored -= 1
+            report.duplicates += 1
 
     def _delete(self, replace: dict[str, Stored]) -> None:
         """Delete the stored versions the batch replaces, in one commit; `prune_replaced`
@@ -344,7 +399,7 @@ def stored_entries(ctx: Context, bank: Bank, ids: Sequence[str]) -> dict[str, St
     stored = filters.one_of("entry_id", wanted)
     summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
     where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
-    columns = ["entry_id", "key", "content", "text", "kind", "summary_of"]
+    columns = ["entry_id", "key", "content", "text", "kind", "summary_of", *_REST]
     table = ctx.store.scan(bank.id, columns=columns, where=where)
     found: dict[str, Stored | None] = {}
     rows = table.to_pylist()
@@ -352,5 +407,7 @@ def stored_entries(ctx: Context, bank: Bank, ids: Sequence[str]) -> dict[str, St
         found.update(dict.fromkeys(row["summary_of"] or (), None))
     for row in rows:
         content = row["content"] if row["content"] is not None else row["text"]
-        found[row["entry_id"]] = Stored(row["key"], content, row["kind"] or "entry")
+        rest = {**row, "metadata": json.loads(row["metadata"] or "{}")}
+        rest["attachments"] = json.loads(row["attachments"] or "[]")
+        found[row["entry_id"]] = Stored(row["key"], content, row["kind"] or "entry", _rest_of(rest))
     return {entry_id: found[entry_id] for entry_id in wanted if entry_id in found}

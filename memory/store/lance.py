@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.store import audit, indices, maintenance, neighbours, queries
+from memory.store import audit, indices, maintenance, neighbours, queries, unique
 from memory.store.keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
@@ -134,6 +134,21 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         step = self.tuning.segment_rows
         for start in range(0, max(data.num_rows, 1), step):
             self._append(table, data.slice(start, step))
+
+    def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
+        """Append the chunk rows whose entry id the bank does not hold yet (stored or folded
+        into a summary), atomically per bank (`unique`); returns the entry ids skipped."""
+
+        def known(ids: list[str]) -> set[str]:
+            where = unique.present_where(ids)
+            found = self.scan(bank_id, columns=["entry_id", "summary_of"], where=where)
+            held = set(found.column("entry_id").to_pylist())
+            held.update(i for many in found.column("summary_of").to_pylist() for i in many or ())
+            return held & set(ids)
+
+        return unique.append_new(
+            self.uri, bank_id, rows, known=known, append=lambda t: self.add_rows(bank_id, t)
+        )
 
     def _append(self, table: Any, part: pa.Table) -> None:
         with self._writing(table):
