@@ -278,6 +278,28 @@ def save(ctx: Context, bank: Bank) -> None:
     ctx.store.put_bank(bank)
 
 
+def update_counters(
+    ctx: Context,
+    bank_id: str,
+    *,
+    summary_count: int | None = None,
+    last_compaction_at: datetime | None = None,
+) -> Bank:
+    """Store the bank's counters (the one read-modify-write of them): re-read the record, so
+    a concurrent update of its other fields is kept; None leaves a counter as it is."""
+    fresh = get(ctx, bank_id)
+    changes: dict[str, object] = {}
+    if summary_count is not None:
+        changes["summary_count"] = summary_count
+    if last_compaction_at is not None:
+        changes["last_compaction_at"] = last_compaction_at
+    if not changes:
+        return fresh
+    updated = fresh.model_copy(update=changes)
+    ctx.store.put_bank(updated)
+    return updated
+
+
 def delete(ctx: Context, ref: str) -> Bank:
     """Delete a bank, its entries and their files; returns the deleted bank."""
     bank = get(ctx, ref)

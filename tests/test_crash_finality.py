@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank, turn
 
-import memory.compaction as compaction
 from memory import banks, entries, maintenance, retention
+from memory.compaction.apply import compact_partition
+from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
@@ -39,8 +40,8 @@ sys.pycache_prefix = str(Path(tempfile.gettempdir()) / "membank-test-pycache")
 sys.dont_write_bytecode = False
 
 uri, bank_id, op, target, die_after = sys.argv[1:6]
-import memory.compaction as compaction
 from compaction_support import worker_context
+from memory.compaction.bank import compact_bank
 from memory import banks, entries, retention
 
 ctx = worker_context(uri, "acme", completer="extractive")
@@ -58,7 +59,7 @@ bank = banks.get(ctx, bank_id)
 if op == "retention":
     retention.apply_retention(ctx, bank)
 elif op == "compaction":
-    compaction.compact_bank(ctx, bank)
+    compact_bank(ctx, bank)
 else:
     entries.forget(ctx, bank, target)
 sys.exit(3)  # the kill did not happen
@@ -150,7 +151,7 @@ def _finish(case: Case, ctx: Context, bank: Bank) -> None:
         assert result.status == ("deleted" if case.kill == "mark" else "nothing_expired")
         assert result.finished_pending is (case.kill == "delete"), case.name
     elif case.op == "compaction":
-        compaction.compact_bank(ctx, bank)
+        compact_bank(ctx, bank)
     elif case.kill == "mark":  # killed before the delete: this forget deletes it
         entries.forget(ctx, bank, case.target)
     else:
@@ -219,7 +220,7 @@ def test_kill_9_after_a_summarising_compaction_then_counters_are_repaired(
     ctx.completer = ExtractiveCompleter
     bank = make_bank(ctx, max_turns=6)
     entries.write(ctx, bank, [turn("k", i) for i in range(7)], run_hooks=False)
-    compaction.compact_partition(ctx, bank, "k")  # a first summary: summary_count 1
+    compact_partition(ctx, bank, "k")  # a first summary: summary_count 1
     first = banks.get(ctx, bank.id).last_compaction_at
     entries.write(ctx, bank, [turn("k", i) for i in range(7, 11)], run_hooks=False)
     env = {
@@ -237,7 +238,7 @@ def test_kill_9_after_a_summarising_compaction_then_counters_are_repaired(
     assert stale.last_compaction_at == first  # the kill came before the record was saved
     assert not maintenance.verify_bank(ctx, stale).clean
 
-    compaction.compact_bank(ctx, stale)
+    compact_bank(ctx, stale)
 
     repaired = banks.get(ctx, bank.id)
     summaries = [e for e in entries.read(ctx, bank) if e.kind == "summary"]
