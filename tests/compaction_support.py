@@ -142,7 +142,7 @@ def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str) -
     import os
     import signal
 
-    import memory.compaction as compaction
+    import compaction_api as compaction
 
     def die(at: str) -> None:
         if at == step:

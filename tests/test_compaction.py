@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import compaction_api as compaction
 import pytest
 from compaction_support import (
     ExtractiveCompleter,
@@ -15,7 +16,6 @@ from compaction_support import (
     write_turns,
 )
 
-import memory.compaction as compaction
 from memory import banks, entries, purge, search
 from memory.clock import FixedClock
 from memory.context import Context

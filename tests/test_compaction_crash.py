@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 
+import compaction_api as compaction
 from compaction_support import (
     ExtractiveCompleter,
     assert_exactly_once,
@@ -19,7 +20,6 @@ from compaction_support import (
 )
 from spawned import compact_and_die
 
-import memory.compaction as compaction
 from memory import banks, entries, maintenance
 from memory.context import Context
 from memory.models import Bank

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from datetime import timedelta
 from multiprocessing.pool import Pool
 
+import compaction_api as compaction
 import pytest
 from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
 from spawned import write_markers, write_recent
 
-import memory.compaction as compaction
 from memory import entries, retention
 from memory.clock import FixedClock
 from memory.context import Context

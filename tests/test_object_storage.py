@@ -23,6 +23,7 @@ from datetime import timedelta
 from multiprocessing.pool import Pool
 from pathlib import Path
 
+import compaction_api as compaction
 import lance
 import pyarrow.parquet as pq
 import pytest
@@ -40,7 +41,6 @@ from spawned import CACHE as BYTECODE
 from spawned import write_markers
 from test_cli import MEMBANK, Run
 
-import memory.compaction as compaction
 from memory import banks, entries, export, purge, retention, search, stats
 from memory.clock import FixedClock
 from memory.context import Context

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import compaction_api as compaction
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank
 
-import memory.compaction as compaction
 from memory import banks, entries, purge, retention, search
 from memory.clock import FixedClock
 from memory.context import Context

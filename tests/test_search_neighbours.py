@@ -8,10 +8,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import compaction_api as compaction
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank
 
-import memory.compaction as compaction
 from memory import banks, entries, retention, search
 from memory.clock import FixedClock
 from memory.context import Context
