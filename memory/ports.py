@@ -139,6 +139,10 @@ class BankRegistry(Protocol):
         """Remove a bank from the registry, for good."""
         ...
 
+    def names_lock(self, account: str) -> AbstractContextManager[None]:
+        """Hold the account's bank-name lock for the block (one name claim at a time)."""
+        ...
+
 
 class EntryStore(Protocol):
     """One entries table per bank, spoken in entries and `EntryFilter`s.

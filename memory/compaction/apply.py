@@ -42,7 +42,6 @@ from memory.compaction.summarizer import completer_for, summarize, summarizer_la
 from memory.errors import ProviderError
 from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
 from memory.store import filters
-from memory.store.locks import partition_lock
 from memory.sweeps import scoped
 
 if TYPE_CHECKING:
@@ -161,7 +160,7 @@ def compact_partition(
     Returns:
         The result; `status="failed"` (nothing changed) when the summary step failed.
     """
-    with partition_lock(ctx.store.uri, bank.id, key, timeout=wait) as held:
+    with ctx.store.partition_lock(bank.id, key, timeout=wait) as held:
         if not held:
             return CompactionResult(
                 bank_id=bank.id,

@@ -416,6 +416,12 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         with locks.bank_lock(self.uri, bank_id, timeout=timeout) as held:
             yield held
 
+    @contextmanager
+    def names_lock(self, account: str) -> Iterator[None]:
+        """Hold the account's bank-name lock (one name claim at a time)."""
+        with locks.names_lock(self.uri, account):
+            yield
+
     def delete_final(
         self,
         bank_id: str,
