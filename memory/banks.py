@@ -15,7 +15,6 @@ from memory.config import CONFIG_DIR_ENV, Mode, get_mode, get_template, modes, u
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
-from memory.store.locks import names_lock
 from memory.validation import check_bank_fields, check_text
 
 if TYPE_CHECKING:
@@ -196,7 +195,7 @@ def create(
 def claim_name(ctx: Context, bank: Bank) -> None:
     """Store `bank` under its name; Conflict when another bank of the account has that name
     (or that id). The check and the write hold the account's name lock together."""
-    with names_lock(ctx.store.uri, ctx.account):
+    with ctx.store.names_lock(ctx.account):
         for column in ("name", "id"):
             for raw in ctx.store.bank_rows(ctx.account, filters.equals(column, bank.name)):
                 if raw["id"] != bank.id:
@@ -276,6 +275,28 @@ def update(
 def save(ctx: Context, bank: Bank) -> None:
     """Store a bank record as is (compaction stats)."""
     ctx.store.put_bank(bank)
+
+
+def update_counters(
+    ctx: Context,
+    bank_id: str,
+    *,
+    summary_count: int | None = None,
+    last_compaction_at: datetime | None = None,
+) -> Bank:
+    """Store the bank's counters (the one read-modify-write of them): re-read the record, so
+    a concurrent update of its other fields is kept; None leaves a counter as it is."""
+    fresh = get(ctx, bank_id)
+    changes: dict[str, object] = {}
+    if summary_count is not None:
+        changes["summary_count"] = summary_count
+    if last_compaction_at is not None:
+        changes["last_compaction_at"] = last_compaction_at
+    if not changes:
+        return fresh
+    updated = fresh.model_copy(update=changes)
+    ctx.store.put_bank(updated)
+    return updated
 
 
 def delete(ctx: Context, ref: str) -> Bank:

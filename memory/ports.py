@@ -1,8 +1,22 @@
-"""Small Protocols for the collaborators passed into the core: store, embedder, completer, clock."""
+"""Small Protocols for the collaborators passed into the core: store parts, embedder, completer,
+clock.
+
+The store is four ports, all implemented by `memory.store.lance.LanceStore`:
+- `BankRegistry`: bank records;
+- `EntryStore`: entries in, entries out, by `memory.types.entry_filter.EntryFilter` (never
+  SQL text, never a storage column), the final-deletion transaction (`delete_final`) and the
+  partition lock;
+- `LabRuns`: saved compaction test runs;
+- `ApiKeys`: API key rows.
+`Store` is all four plus the chunk-row methods still used while callers move (`scan`,
+`count`, `delete_where`, ... with `where` strings): new code uses the entry-level methods.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -10,11 +24,14 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
+from memory.errors import StorageError
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from memory.models import Bank
+    from memory.models import Bank, Entry
     from memory.store.audit import DeletionAudit
+    from memory.types.entry_filter import EntryFilter
 
 Vectors = npt.NDArray[np.float32]
 
@@ -55,16 +72,52 @@ class Clock(Protocol):
         ...
 
 
-class Store(Protocol):
-    """The bank registry and one entries table per bank (`memory.store.LanceStore`).
+class PrunePending(StorageError):
+    """The rows are deleted (no read returns them) but their prune failed; it is due."""
 
-    Rows are chunk rows (`memory.store.schema`). Filters (`where`, `predicate`) are built by
-    `memory.store.filters`, which escapes every value. Each table owns its vectors' width:
-    it is given once, when the table is made, and callers never pass it again. Deletions are
-    final only after `prune` (or `delete_where(..., prune=True)`).
+
+@dataclass(frozen=True)
+class DeletionReceipt:
+    """What a final deletion (`EntryStore.delete_final`, `prune_bank`) did.
+
+    Attributes:
+        entries: entries deleted (0 for a prune alone).
+        pruned: True when the prune finished: nothing deleted is left on disk. False when it
+            failed (`prune_error`) or was deferred (`delete_final(..., prune_now=False)`).
+        prune_error: why the prune failed (None: it did not fail). The deletion stays marked
+            and the next write, sweep or `membank maintain` finishes it.
     """
 
-    uri: str
+    entries: int
+    pruned: bool
+    prune_error: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        """True when the prune failed and is due."""
+        return self.prune_error is not None
+
+    def raise_if_pending(self, bank_name: str) -> None:
+        """Raise PrunePending when the prune failed (the message names the bank)."""
+        if self.prune_error is not None:
+            raise PrunePending(
+                f"the rows are deleted, but pruning them from disk failed: {self.prune_error}; "
+                f"the prune is due and the next write, sweep or `membank maintain {bank_name}` "
+                "finishes it"
+            )
+
+
+@dataclass(frozen=True)
+class PartitionSize:
+    """One partition's size: its key, entry count and token total (`partition_sizes`)."""
+
+    key: str
+    entries: int
+    tokens: int
+
+
+class BankRegistry(Protocol):
+    """The bank records of every account (raw rows; `memory.banks` parses them)."""
 
     def put_bank(self, bank: Bank) -> None:
         """Insert or replace a bank record."""
@@ -86,6 +139,61 @@ class Store(Protocol):
         """Remove a bank from the registry, for good."""
         ...
 
+    def names_lock(self, account: str) -> AbstractContextManager[None]:
+        """Hold the account's bank-name lock for the block (one name claim at a time)."""
+        ...
+
+
+class EntryStore(Protocol):
+    """One entries table per bank, spoken in entries and `EntryFilter`s.
+
+    Reads return whole entries (an entry's chunks are the store's business). Every filter is
+    compiled and escaped inside `memory.store` (`filters.where_of`). Deletions are final:
+    `delete_final` is the whole transaction; a prune that fails is finished later by
+    `finish_deletion`.
+    """
+
+    def entries(self, bank_id: str, flt: EntryFilter | None = None) -> list[Entry]:
+        """Return the whole entries `flt` matches (None: every entry), oldest first."""
+        ...
+
+    def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int:
+        """Return how many entries `flt` matches (None: every entry)."""
+        ...
+
+    def partition_sizes(self, bank_id: str, flt: EntryFilter | None = None) -> list[PartitionSize]:
+        """Return each partition's entry count and token total, largest first."""
+        ...
+
+    def entry_batches(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None = None,
+        *,
+        fields: Sequence[str] = ...,
+        batch_size: int = ...,
+        batch_bytes: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the matching entries as Arrow batches, one row per entry, only `fields`
+        (entry-level fields: `memory.store.schema.ENTRY_COLUMNS`), in storage order."""
+        ...
+
+    def search(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: Any,
+        text: str | None,
+        where: str | None = None,
+        limit: int,
+        columns: Sequence[str] = ...,
+        flt: EntryFilter | None = None,
+    ) -> pa.Table:
+        """Return up to `limit` chunk rows ranked by relevance (`_score`, higher is better)
+        among the entries `flt` matches (`where` is the old spelling: pass `flt`)."""
+        ...
+
     def create_entries_table(self, bank_id: str, dims: int) -> None:
         """Provision a bank's entries table with vectors `dims` wide, if missing."""
         ...
@@ -102,10 +210,6 @@ class Store(Protocol):
         """Drop a bank's entries table and its files."""
         ...
 
-    def add_rows(self, bank_id: str, rows: pa.Table) -> None:
-        """Append chunk rows in one write (the table is made if missing)."""
-        ...
-
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id is not held yet, atomically per bank;
         returns the entry ids skipped."""
@@ -119,6 +223,129 @@ class Store(Protocol):
         """Rebuild indices an older table lacks features of; return whether any was rebuilt."""
         ...
 
+    def table_version(self, bank_id: str) -> int | None:
+        """Return the latest version number of the table (None: the bank has no table)."""
+        ...
+
+    def version_count(self, bank_id: str) -> int:
+        """Return how many versions of the table are kept."""
+        ...
+
+    def old_version_count(self, bank_id: str) -> int:
+        """Return how many versions besides the latest the table keeps."""
+        ...
+
+    def has_deleted_rows(self, bank_id: str) -> bool:
+        """Return True when deleted rows still sit in the table's files (a prune is due)."""
+        ...
+
+    def delete_final(
+        self,
+        bank_id: str,
+        flt: EntryFilter,
+        *,
+        account: str,
+        prune_now: bool = True,
+        after_delete: Callable[[], None] | None = None,
+    ) -> DeletionReceipt:
+        """Delete the entries `flt` matches for good, under the bank's lock: the account's
+        lab copies, the "prune due" mark, the neighbours' index text, one delete commit,
+        then the prune (unless `prune_now` is False; `prune_bank` later). The receipt says
+        how many entries went and whether the prune finished (`raise_if_pending`)."""
+        ...
+
+    def prune_bank(self, bank_id: str) -> DeletionReceipt:
+        """Prune a bank's table under its lock (a deferred prune)."""
+        ...
+
+    def finish_deletion(
+        self, bank_id: str, *, wait: float | None = None, full: bool = False
+    ) -> DeletionReceipt | None:
+        """Finish a deletion whose prune did not complete (None: nothing to finish, or the
+        bank's lock was busy for `wait` seconds)."""
+        ...
+
+    def deletion_marked(self, bank_id: str) -> bool:
+        """Return True when a deletion's prune may be due (cheap: the latest manifest)."""
+        ...
+
+    def deletion_audit(self, bank_id: str) -> DeletionAudit:
+        """Return what deleted data the table's files still hold, from every kept version."""
+        ...
+
+    def partition_lock(
+        self, bank_id: str, key: str, *, timeout: float | None = None
+    ) -> AbstractContextManager[bool]:
+        """Hold the partition's lock for the block (one compaction or merge at a time);
+        yields False when not acquired within `timeout` seconds (0: try once)."""
+        ...
+
+    def bank_lock(
+        self, bank_id: str, *, timeout: float | None = None
+    ) -> AbstractContextManager[bool]:
+        """Hold the bank's lock for the block (one delete-and-prune at a time)."""
+        ...
+
+
+class LabRuns(Protocol):
+    """Saved compaction test runs (`memory.store.lab_runs`)."""
+
+    def put_lab_run(
+        self,
+        account: str,
+        run_id: str,
+        bank_id: str | None,
+        created_at: datetime,
+        body: str,
+        *,
+        entry_ids: Sequence[str] = (),
+    ) -> None:
+        """Insert or replace a saved compaction test run."""
+        ...
+
+    def lab_run_bodies(self, account: str, bank_id: str | None = None) -> list[str]:
+        """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
+        ...
+
+    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
+        """Delete the account's saved test runs (of one bank) for good; returns how many."""
+        ...
+
+
+class ApiKeys(Protocol):
+    """API key rows (`memory.store.keys`)."""
+
+    def put_key_row(self, row: dict[str, Any]) -> None:
+        """Insert or replace an API key row."""
+        ...
+
+    def key_rows(
+        self, *, account: str | None = None, key_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Return the key rows of `account` and/or with `key_id` (every row when neither)."""
+        ...
+
+    def key_table_version(self) -> int | None:
+        """Return the keys table's latest version (None: no table)."""
+        ...
+
+
+class Store(BankRegistry, EntryStore, LabRuns, ApiKeys, Protocol):
+    """All four ports plus the chunk-row methods kept while callers move to `EntryStore`
+    (`memory.store.lance.LanceStore`); new code uses the entry-level methods.
+
+    Rows are chunk rows (`memory.store.schema`). Filters (`where`, `predicate`) are built by
+    `memory.store.filters`, which escapes every value. Each table owns its vectors' width:
+    it is given once, when the table is made, and callers never pass it again. Deletions are
+    final only after `prune` (or `delete_where(..., prune=True)`).
+    """
+
+    uri: str
+
+    def add_rows(self, bank_id: str, rows: pa.Table) -> None:
+        """Append chunk rows in one write (the table is made if missing)."""
+        ...
+
     def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
         """Delete every chunk row matching `predicate` in one commit (then prune)."""
         ...
@@ -129,18 +356,6 @@ class Store(Protocol):
 
     def prune(self, bank_id: str) -> None:
         """Rewrite what holds deleted rows and drop every old version: deletion is final."""
-        ...
-
-    def old_version_count(self, bank_id: str) -> int:
-        """Return how many versions besides the latest the table keeps."""
-        ...
-
-    def version_count(self, bank_id: str) -> int:
-        """Return how many versions of the table are kept."""
-        ...
-
-    def table_version(self, bank_id: str) -> int | None:
-        """Return the latest version number of the table (None: the bank has no table)."""
         ...
 
     def scan(
@@ -161,59 +376,12 @@ class Store(Protocol):
         """Yield the matching rows in storage order, in bounded batches (streaming reads)."""
         ...
 
-    def has_deleted_rows(self, bank_id: str) -> bool:
-        """Return True when deleted rows still sit in the table's files (a prune is due)."""
-        ...
-
     def count(self, bank_id: str, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
         ...
 
-    def search(
-        self,
-        bank_id: str,
-        *,
-        method: str,
-        vector: Any,
-        text: str | None,
-        where: str | None,
-        limit: int,
-        columns: Sequence[str] = ...,
-    ) -> pa.Table:
-        """Return up to `limit` chunk rows ranked by relevance, with a `_score` column."""
-        ...
-
     def mark_deletion(self, bank_id: str, *, pending: bool) -> None:
         """Set (before a delete) or clear the table's "prune due" mark."""
-        ...
-
-    def deletion_marked(self, bank_id: str) -> bool:
-        """Return True when a deletion's prune may be due (cheap: the latest manifest)."""
-        ...
-
-    def deletion_audit(self, bank_id: str) -> DeletionAudit:
-        """Return what deleted data the table's files still hold, from every kept version."""
-        ...
-
-    def put_lab_run(
-        self,
-        account: str,
-        run_id: str,
-        bank_id: str | None,
-        created_at: datetime,
-        body: str,
-        *,
-        entry_ids: Sequence[str] = (),
-    ) -> None:
-        """Insert or replace a saved compaction test run (`memory.store.lab_runs`)."""
-        ...
-
-    def lab_run_bodies(self, account: str, bank_id: str | None = None) -> list[str]:
-        """Return the JSON bodies of the account's saved test runs (of one bank), newest first."""
-        ...
-
-    def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
-        """Delete the account's saved test runs (of one bank) for good; returns how many."""
         ...
 
     def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int:

@@ -21,19 +21,38 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.errors import StorageError
 from memory.models import Bank
-from memory.store import filters
-from memory.store.locks import bank_lock
+from memory.ports import PrunePending
 from memory.sweeps import scoped
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
     from memory.store.audit import DeletionAudit
 
+__all__ = ["PrunePending", "delete_final", "delete_for_good", "finish", "prune"]
 
-class PrunePending(StorageError):
-    """The rows are deleted (no read returns them) but their prune failed; it is due."""
+
+def delete_final(
+    ctx: Context,
+    bank: Bank,
+    flt: EntryFilter,
+    *,
+    prune_now: bool = True,
+    after_delete: Callable[[], None] | None = None,
+) -> int:
+    """Delete the entries `flt` matches for good (`EntryStore.delete_final`); returns how many.
+
+    Raises:
+        PrunePending: the delete committed but the prune failed (e.g. a full disk); the
+            deletion stays marked and the next run on the table, or `membank maintain`,
+            finishes it.
+    """
+    receipt = ctx.store.delete_final(
+        bank.id, flt, account=bank.account, prune_now=prune_now, after_delete=after_delete
+    )
+    receipt.raise_if_pending(bank.name)
+    return receipt.entries
 
 
 def delete_for_good(
@@ -44,41 +63,19 @@ def delete_for_good(
     prune_now: bool = True,
     after_delete: Callable[[], None] | None = None,
 ) -> None:
-    """Delete the rows matching `predicate` in one commit, then prune the old versions.
+    """Delete the rows matching `predicate` (a storage filter, already escaped) for good.
 
-    Args:
-        ctx: The context (its store).
-        bank: The bank whose table holds the rows.
-        predicate: A storage filter (already escaped) of the rows to delete.
-        prune_now: False when the caller prunes later (a sweep prunes each bank once, after
-            all its partitions); until then the rows are gone from every read, not from disk.
-        after_delete: Runs between the delete commit and the prune (a fault-injection point).
-
-    Raises:
-        PrunePending: the delete committed but the prune failed (e.g. a full disk); the
-            deletion stays marked and the next run on the table, or `membank maintain`,
-            finishes it.
+    Kept for callers not yet on `delete_final` (ingest, retention, layers): the same
+    transaction, now owned by the store (`LanceStore.delete_final`).
     """
-    with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        ctx.store.delete_lab_copies(bank.account, bank.id, predicate)  # saved test runs
-        ctx.store.mark_deletion(bank.id, pending=True)
-        ctx.store.drop_neighbours_of(bank.id, predicate)  # a turn's copy in the next one's index
-        ctx.store.delete_where(bank.id, predicate, prune=False)
-        if after_delete is not None:
-            after_delete()
-        if prune_now:
-            _prune_or_pending(ctx, bank)
+    from memory.store.lance import LanceStore
 
-
-def _prune_or_pending(ctx: Context, bank: Bank) -> None:
-    """Prune the bank's table; a failure says the deletion is done and its prune is due."""
-    try:
-        ctx.store.prune(bank.id)
-    except (StorageError, OSError) as exc:
-        raise PrunePending(
-            f"the rows are deleted, but pruning them from disk failed: {exc}; the prune is "
-            f"due and the next write, sweep or `membank maintain {bank.name}` finishes it"
-        ) from exc
+    store = ctx.store
+    assert isinstance(store, LanceStore)
+    receipt = store.delete_rows_final(
+        bank.id, predicate, account=bank.account, prune_now=prune_now, after_delete=after_delete
+    )
+    receipt.raise_if_pending(bank.name)
 
 
 def marked(ctx: Context, bank: Bank) -> bool:
@@ -100,31 +97,17 @@ def audit(ctx: Context, bank: Bank) -> DeletionAudit:
 
 
 def finish(ctx: Context, bank: Bank, *, wait: float | None = None, full: bool = False) -> bool:
-    """Finish a deletion whose prune did not complete; returns True when it pruned.
-
-    Args:
-        ctx: The context (its store).
-        bank: The bank to check.
-        wait: Seconds to wait for the bank's lock (None: as long as it takes). A pass that
-            does not get it returns False: whoever holds it is deleting or pruning now, and
-            a crash of theirs releases the lock for the next pass.
-        full: Check every kept version even with no mark (`maintain`: also finds deletions
-            made before marks existed, or by a process whose mark another cleared).
+    """Finish a deletion whose prune did not complete; returns True when it pruned
+    (`EntryStore.finish_deletion`).
 
     Raises:
         PrunePending: the prune failed again (the mark stays).
     """
-    if not full and not marked(ctx, bank):
+    receipt = ctx.store.finish_deletion(bank.id, wait=wait, full=full)
+    if receipt is None:
         return False
-    with bank_lock(ctx.store.uri, bank.id, timeout=wait) as held:
-        if not held:
-            return False
-        found = ctx.store.deletion_audit(bank.id)
-        if not found.final:  # the mark stays: clearing it now would leave a second version
-            _prune_or_pending(ctx, bank)
-        elif found.marked:  # checked final: the next write need not look again
-            ctx.store.mark_deletion(bank.id, pending=False)
-        return not found.final
+    receipt.raise_if_pending(bank.name)
+    return True
 
 
 def prune(ctx: Context, bank: Bank) -> None:
@@ -133,14 +116,10 @@ def prune(ctx: Context, bank: Bank) -> None:
     Raises:
         PrunePending: the prune failed (the deletions stay marked).
     """
-    with bank_lock(ctx.store.uri, bank.id, timeout=None):
-        _prune_or_pending(ctx, bank)
+    ctx.store.prune_bank(bank.id).raise_if_pending(bank.name)
 
 
 def record_summary_count(ctx: Context, bank: Bank) -> None:
     """Store the bank's summary count after a deletion removed summaries (retention, forget)."""
-    where = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
-    count = ctx.store.count(bank.id, where)
-    account_ctx = scoped(ctx, bank.account)
-    fresh = banks.get(account_ctx, bank.id)
-    banks.save(account_ctx, fresh.model_copy(update={"summary_count": count}))
+    count = ctx.store.count_entries(bank.id, EntryFilter(kind="summary"))
+    banks.update_counters(scoped(ctx, bank.account), bank.id, summary_count=count)

@@ -42,7 +42,6 @@ from memory.compaction.summarizer import completer_for, summarize, summarizer_la
 from memory.errors import ProviderError
 from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
 from memory.store import filters
-from memory.store.locks import partition_lock
 from memory.sweeps import scoped
 
 if TYPE_CHECKING:
@@ -161,7 +160,7 @@ def compact_partition(
     Returns:
         The result; `status="failed"` (nothing changed) when the summary step failed.
     """
-    with partition_lock(ctx.store.uri, bank.id, key, timeout=wait) as held:
+    with ctx.store.partition_lock(bank.id, key, timeout=wait) as held:
         if not held:
             return CompactionResult(
                 bank_id=bank.id,
@@ -355,23 +354,17 @@ def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
 
 def _stamp(ctx: Context, bank: Bank) -> None:
     """Save the bank's last compaction time as now (before a drop's delete)."""
-    account_ctx = scoped(ctx, bank.account)
-    fresh = banks.get(account_ctx, bank.id)
-    banks.save(account_ctx, fresh.model_copy(update={"last_compaction_at": ctx.clock.now()}))
+    banks.update_counters(scoped(ctx, bank.account), bank.id, last_compaction_at=ctx.clock.now())
 
 
 def record_stats(ctx: Context, bank: Bank) -> Bank:
     """Store the bank's current summary count and last compaction time (now, or the newest
     summary's own time if a clock elsewhere ran ahead of this one); returns the bank."""
-    account_ctx = scoped(ctx, bank.account)
-    fresh = banks.get(account_ctx, bank.id)
-    derived = maintenance.derived_counters(ctx, fresh)
+    derived = maintenance.derived_counters(ctx, bank)
     now = ctx.clock.now()
-    updated = fresh.model_copy(
-        update={
-            "summary_count": derived.summary_count,
-            "last_compaction_at": max(now, derived.last_compaction_at or now),
-        }
+    return banks.update_counters(
+        scoped(ctx, bank.account),
+        bank.id,
+        summary_count=derived.summary_count,
+        last_compaction_at=max(now, derived.last_compaction_at or now),
     )
-    banks.save(account_ctx, updated)
-    return updated

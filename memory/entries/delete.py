@@ -8,7 +8,7 @@ from memory import purge
 from memory.entries.reader import get_entry
 from memory.errors import NotFound
 from memory.models import Bank, Entry
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -33,7 +33,7 @@ def forget(ctx: Context, bank: Bank, entry_id: str) -> Entry:
             "not completed is finished now, so nothing deleted is left on disk"
         ) from exc
     try:
-        purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry_id))
+        purge.delete_final(ctx, bank, EntryFilter.entry(entry_id))
     finally:
         if entry.kind == "summary":  # the count comes from the data, whatever happened
             purge.record_summary_count(ctx, bank)

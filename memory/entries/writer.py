@@ -23,7 +23,6 @@ from memory.entries.chunking import Chunks, chunk_many
 from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
 from memory.store.indices import FTS_COLUMN
-from memory.store.locks import bank_lock
 from memory.store.schema import CONTEXT_COLUMN, index_text
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ def write(
         return _after(ctx, bank, written, run_hooks)
     carry = ctx.settings.neighbour_index
     # the turns before ours are read and carried with no deletion in between
-    with bank_lock(ctx.store.uri, bank.id, timeout=None) if carry else nullcontext():
+    with ctx.store.bank_lock(bank.id, timeout=None) if carry else nullcontext():
         derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
         table = table.append_column(FTS_COLUMN, pa.array(derived.search_text, pa.string()))
         table = table.append_column(CONTEXT_COLUMN, pa.array(derived.context_id, pa.string()))

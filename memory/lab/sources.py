@@ -98,16 +98,8 @@ def _from_bank(ctx: Context, bank: Bank, key: str | None) -> Loaded:
 def largest_partition(ctx: Context, bank: Bank) -> tuple[str, int] | None:
     """Return the key with the most tokens (then entries, then the greater key) and how many
     keys the bank has, from one two-column scan (no entry is loaded); None for no entries."""
-    from memory.compaction.scan import partition_sizes
-    from memory.store.filters import heads_of
-
-    # TODO(store): EntryStore.partition_sizes (branch `store`) replaces the scan below.
-    table = ctx.store.scan(bank.id, columns=["key", "token_count"], where=heads_of(None))
-    sizes = partition_sizes(table)
-    if sizes.height == 0:
-        return None
-    top = sizes.sort(["tokens", "entries", "key"], descending=[True, True, True]).row(0)
-    return str(top[0]), sizes.height
+    sizes = ctx.store.partition_sizes(bank.id)
+    return (sizes[0].key, len(sizes)) if sizes else None
 
 
 def _largest(every: Sequence[Entry]) -> tuple[str, list[Entry], int]:

@@ -11,7 +11,8 @@ latest version by one retry policy (`races`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,18 +20,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.store import audit, indices, maintenance, neighbours, queries, unique
+from memory.models import Entry
+from memory.ports import DeletionReceipt, PartitionSize
+from memory.store import audit, filters, indices, locks, maintenance, neighbours, queries, unique
 from memory.store.keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
+from memory.store.rows import entries_of
 from memory.store.schema import (
     CONTEXT_COLUMN,
     ENTRY_COLUMNS,
     SPEAKER_SEPARATOR,
     entries_schema,
 )
+from memory.types.entry_filter import EntryFilter
 
 EMPTY_DIMS = 1
 """Vector width of the empty result a read of a bank with no table returns (no rows)."""
@@ -311,14 +316,18 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         method: str,
         vector: np.ndarray[Any, Any] | None,
         text: str | None,
-        where: str | None,
+        where: str | None = None,
         limit: int,
         columns: Sequence[str] = ENTRY_COLUMNS,
+        flt: EntryFilter | None = None,
     ) -> pa.Table:
-        """Return up to `limit` chunk rows ranked by vector or full-text relevance.
+        """Return up to `limit` chunk rows ranked by vector or full-text relevance among the
+        entries `flt` matches (`where`, a predicate string, is the old spelling).
 
         The result has a `_score` column, higher is better.
         """
+        if flt is not None:
+            where = filters.conjoin(where, filters.where_of(flt))
         table = self._entries(bank_id)
         if table is None:
             return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
@@ -362,6 +371,184 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 deleted_rows=0, stale_versions=0, old_versions=0, marked=False
             )
         return self._on_latest(table, lambda t: audit.audit(t.to_lance()))
+
+    # the entry-level port (`memory.ports.EntryStore`) -----------------------------------
+
+    def entries(self, bank_id: str, flt: EntryFilter | None = None) -> list[Entry]:
+        """Return the whole entries `flt` matches (None: every entry), oldest first."""
+        if flt is not None and flt.matches_nothing:
+            return []
+        table = self.scan(bank_id, columns=ENTRY_COLUMNS, where=filters.heads_of(flt))
+        return entries_of(bank_id, table.to_pylist())
+
+    def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int:
+        """Return how many entries `flt` matches (None: every entry)."""
+        if flt is not None and flt.matches_nothing:
+            return 0
+        return self.count(bank_id, filters.heads_of(flt))
+
+    def partition_sizes(self, bank_id: str, flt: EntryFilter | None = None) -> list[PartitionSize]:
+        """Return each partition's entry count and token total, largest first (tokens,
+        entries, then key), from one projected scan of the entries `flt` matches."""
+        if flt is not None and flt.matches_nothing:
+            return []
+        table = self.scan(bank_id, columns=["key", "token_count"], where=filters.heads_of(flt))
+        if table.num_rows == 0:
+            return []
+        grouped = table.group_by("key").aggregate([("key", "count"), ("token_count", "sum")])
+        sizes = [
+            PartitionSize(key=str(key), entries=int(entries), tokens=int(tokens))
+            for key, entries, tokens in zip(
+                grouped.column("key").to_pylist(),
+                grouped.column("key_count").to_pylist(),
+                grouped.column("token_count_sum").to_pylist(),
+                strict=True,
+            )
+        ]
+        sizes.sort(key=lambda s: (-s.tokens, -s.entries, s.key))
+        return sizes
+
+    def entry_batches(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None = None,
+        *,
+        fields: Sequence[str] = ENTRY_COLUMNS,
+        batch_size: int = 10_000,
+        batch_bytes: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the entries `flt` matches as Arrow batches, one row per entry (its whole
+        `content`), in storage order, with only `fields` (entry-level fields of
+        `memory.store.schema.ENTRY_COLUMNS`); streams whatever the bank's size."""
+        if flt is not None and flt.matches_nothing:
+            return
+        yield from self.scan_batches(
+            bank_id,
+            columns=fields,
+            where=filters.heads_of(flt),
+            batch_size=batch_size,
+            batch_bytes=batch_bytes,
+        )
+
+    @contextmanager
+    def partition_lock(
+        self, bank_id: str, key: str, *, timeout: float | None = None
+    ) -> Iterator[bool]:
+        """Hold the partition's lock (one compaction or merge at a time); yields False when
+        not acquired within `timeout` seconds (0: try once; None: wait)."""
+        with locks.partition_lock(self.uri, bank_id, key, timeout=timeout) as held:
+            yield held
+
+    @contextmanager
+    def bank_lock(self, bank_id: str, *, timeout: float | None = None) -> Iterator[bool]:
+        """Hold the bank's lock (one delete-and-prune at a time); yields False when not
+        acquired within `timeout` seconds."""
+        with locks.bank_lock(self.uri, bank_id, timeout=timeout) as held:
+            yield held
+
+    @contextmanager
+    def names_lock(self, account: str) -> Iterator[None]:
+        """Hold the account's bank-name lock (one name claim at a time)."""
+        with locks.names_lock(self.uri, account):
+            yield
+
+    def delete_final(
+        self,
+        bank_id: str,
+        flt: EntryFilter,
+        *,
+        account: str,
+        prune_now: bool = True,
+        after_delete: Callable[[], None] | None = None,
+    ) -> DeletionReceipt:
+        """Delete the entries `flt` matches for good, as one transaction the store owns.
+
+        Under the bank's lock: delete the account's saved lab runs holding a copy of them,
+        mark the table "prune due", take them out of the index text of the turns after them,
+        delete every chunk row in one commit, then prune (unless `prune_now` is False: a
+        sweep prunes each bank once, after all its partitions; `prune_bank` then).
+        `after_delete` runs between the delete commit and the prune (fault injection).
+
+        Returns a receipt: how many entries went, and whether the prune finished. A prune
+        that failed (a full disk) leaves the mark; `receipt.raise_if_pending()` raises
+        PrunePending, and the next write, sweep or `finish_deletion` finishes it.
+
+        Raises:
+            StorageError: a step before the delete commit failed (nothing was deleted).
+        """
+        return self.delete_rows_final(
+            bank_id,
+            filters.where_of(flt) or "true",
+            account=account,
+            prune_now=prune_now,
+            after_delete=after_delete,
+            flt=flt,
+        )
+
+    def delete_rows_final(
+        self,
+        bank_id: str,
+        predicate: str,
+        *,
+        account: str,
+        prune_now: bool = True,
+        after_delete: Callable[[], None] | None = None,
+        flt: EntryFilter | None = None,
+    ) -> DeletionReceipt:
+        """`delete_final` by a chunk-row predicate (callers not yet on EntryFilter)."""
+        with locks.bank_lock(self.uri, bank_id, timeout=None):
+            if flt is not None:
+                count = self.count_entries(bank_id, flt)
+            else:
+                count = self.count(bank_id, filters.conjoin(filters.HEAD_ROWS, predicate))
+            self.delete_lab_copies(account, bank_id, predicate)  # saved test runs
+            self.mark_deletion(bank_id, pending=True)
+            self.drop_neighbours_of(bank_id, predicate)  # a turn's copy in the next one's index
+            self.delete_where(bank_id, predicate, prune=False)
+            if after_delete is not None:
+                after_delete()
+            if not prune_now:
+                return DeletionReceipt(entries=count, pruned=False)
+            failure = self._prune_error(bank_id)
+            return DeletionReceipt(entries=count, pruned=failure is None, prune_error=failure)
+
+    def prune_bank(self, bank_id: str) -> DeletionReceipt:
+        """Prune a bank's table under its lock (after `delete_final(..., prune_now=False)`);
+        the receipt says whether the prune finished (`entries` is 0)."""
+        with locks.bank_lock(self.uri, bank_id, timeout=None):
+            failure = self._prune_error(bank_id)
+        return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+
+    def finish_deletion(
+        self, bank_id: str, *, wait: float | None = None, full: bool = False
+    ) -> DeletionReceipt | None:
+        """Finish a deletion whose prune did not complete.
+
+        Cheap when the table carries no mark (the latest manifest only), unless `full`
+        (check every kept version anyway: deletions made before marks existed). Returns None
+        when there was nothing to finish, or when the bank's lock was not got within `wait`
+        seconds (whoever holds it is deleting or pruning now); else the receipt of the prune
+        (`raise_if_pending` when it failed again: the mark stays).
+        """
+        if not full and not self.deletion_marked(bank_id):
+            return None
+        with locks.bank_lock(self.uri, bank_id, timeout=wait) as held:
+            if not held:
+                return None
+            found = self.deletion_audit(bank_id)
+            if not found.final:  # the mark stays: clearing it now would leave a second version
+                failure = self._prune_error(bank_id)
+                return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+            if found.marked:  # checked final: the next write need not look again
+                self.mark_deletion(bank_id, pending=False)
+            return None
+
+    def _prune_error(self, bank_id: str) -> str | None:
+        try:
+            self.prune(bank_id)
+        except (StorageError, OSError) as exc:
+            return str(exc)
+        return None
 
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
