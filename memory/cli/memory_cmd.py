@@ -71,6 +71,7 @@ def _remember(args: argparse.Namespace) -> int:
         type=args.memory_type,
         tags=tuple(args.tags),
         scope=args.scope,
+        require_known_agent=True,
     )
     memory = agents.remember(context(args), request)
     if args.json:

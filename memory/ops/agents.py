@@ -13,7 +13,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.layers import longterm, session, wipe
 from memory.layers.agents import Agent, get_agent
 from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.session import SessionMergeTrigger
+from memory.layers.session import SessionMergeRequest, SessionMergeTrigger, SessionSummary
 from memory.layers.wipe import WipeReceipt
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ class _Request(BaseModel):
 
 
 class RememberRequest(_Request):
-    """A memory of `user` to keep (saved by `agent`, which must be a known agent)."""
+    """A memory of `user` to keep, saved by `agent`."""
 
     user: str
     content: str
@@ -34,6 +34,9 @@ class RememberRequest(_Request):
     type: str = "fact"
     tags: tuple[str, ...] = ()
     scope: str = "user"
+    require_known_agent: bool = False
+    """Refuse an `agent` that `membank agents list` does not show (the CLI does; REST and
+    MCP callers name their own agents)."""
 
 
 class RecallRequest(_Request):
@@ -128,7 +131,8 @@ def remember(ctx: Context, request: RememberRequest) -> Memory:
     Raises:
         InvalidInput: a rule broken or an unknown agent; nothing is stored.
     """
-    known_agent(ctx, request.agent)
+    if request.require_known_agent:
+        known_agent(ctx, request.agent)
     return longterm.remember(
         ctx,
         user=request.user,
@@ -176,6 +180,14 @@ def end_conversation(
     )
     return EndConversationResult(
         user=request.user, agent=request.agent, conversation=request.conversation
+    )
+
+
+def merge_conversation(ctx: Context, request: SessionMergeRequest) -> SessionSummary | None:
+    """Merge an ended conversation into the session summary now (the flow's and the REST
+    job's work); returns the summary after it."""
+    return session.merge_conversation(
+        ctx, user=request.user, agent=request.agent, conversation=request.conversation
     )
 
 
