@@ -261,7 +261,10 @@ def update(
     ctx: Context, ref: str, request: BankUpdate, *, api_version: str | None = CURRENT_API_VERSION
 ) -> Bank:
     """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
+    from memory.layers.storage import check_no_thresholds  # the layers own their banks' rules
+
     bank = get(ctx, ref)
+    check_no_thresholds(bank, request)
     updated = apply_update(bank, request, now=ctx.clock.now(), api_version=api_version)
     if updated.model_copy(update={"updated_at": bank.updated_at}) == bank:
         return bank  # nothing changed: the record and its updated_at stay as they are

@@ -159,7 +159,15 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
         problems.append(
             f"{found.stale_segments} index segments still hold keys and words of deleted rows"
         )
+    problems += _layer_problems(ctx, bank)
     return _with_counters(ctx, bank, health, problems)
+
+
+def _layer_problems(ctx: Context, bank: Bank) -> list[str]:
+    """Return what the agent layers find wrong with their own bank (two live summaries)."""
+    from memory.layers import checks  # the layers own their banks' rules
+
+    return checks.problems(ctx, bank)
 
 
 def _with_counters(
@@ -186,9 +194,11 @@ def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
     Raises:
         PrunePending: the prune failed (e.g. the disk is full); the deletion stays due.
     """
+    from memory.layers import checks
+
     pruned = purge.finish(ctx, bank, wait=None, full=True)
     ctx.store.upgrade_indices(bank.id)
-    repaired = repair_counters(ctx, bank)
+    repaired = [*checks.repair(ctx, bank), *repair_counters(ctx, bank)]
     after = verify_bank(ctx, bank)
     return after.model_copy(update={"pruned": pruned, "repaired": repaired})
 

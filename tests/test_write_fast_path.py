@@ -286,10 +286,13 @@ def test_mixed_batch_rows(ctx: Context) -> None:
 
 def test_metadata_is_serialised_as_before(ctx: Context) -> None:
     bank = banks.create(ctx, BankCreate(name="g", type="general"))
-    metadata = {"b": 1, "a": [1.5, None, True], "é": {"nested": "ü"}, "nan": float("nan")}
+    metadata = {"b": 1, "a": [1.5, None, True], "é": {"nested": "ü"}, "big": 1e300}
     entries.write(ctx, bank, [EntryIn(key="k", content="x", metadata=metadata)])
     (row,) = _stored(ctx, bank)
     assert row["metadata"] == json.dumps(metadata, ensure_ascii=False)
+    with pytest.raises(InvalidInput, match="NaN"):  # not JSON: refused before anything is written
+        entries.write(ctx, bank, [EntryIn(key="k", content="y", metadata={"n": float("nan")})])
+    assert len(_stored(ctx, bank)) == 1
 
 
 def test_validate_still_returns_the_item(ctx: Context) -> None:

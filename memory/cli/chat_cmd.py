@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.cli.args import context, non_negative
 from memory.cli.output import say
+from memory.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memory.layers.chat import ChatTurn
@@ -36,6 +37,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "runs the rule-based assistant)",
     )
     chat.add_argument(
+        "--metadata",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value the agent's key templates read as {{metadata.NAME}} (e.g. "
+        "email_from=ann@example.com for support-mail); repeat for more",
+    )
+    chat.add_argument(
         "--token-budget", type=non_negative, default=2000, help="tokens the pre-load may take"
     )
     chat.set_defaults(handler=_chat)
@@ -58,22 +67,19 @@ def _messages(args: argparse.Namespace) -> Iterator[str]:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from memory.layers import session
-    from memory.layers.agents import get_agent
-    from memory.layers.chat import Chat, assistant_for
+    from memory.ops import agents
 
     ctx = context(args)
-    agent = get_agent(ctx, args.agent)
-    assistant = assistant_for(args.model or ctx.settings.llm_model)
-    extra = {"conversation": args.conversation} if args.conversation else {}
-    chat = Chat(
-        ctx=ctx,
+    request = agents.ChatRequest(
+        agent=args.agent,
         user=args.user,
-        agent=agent,
-        assistant=assistant,
+        conversation=args.conversation,
+        metadata=_metadata(args.metadata),
+        model=args.model,
         token_budget=args.token_budget,
-        **extra,
     )
+    chat = agents.start_chat(ctx, request)
+    agent, assistant = chat.agent, chat.assistant
     if not args.json:
         layers = ", ".join(agent.memory.layers()) or "none"
         say(
@@ -83,7 +89,7 @@ def _chat(args: argparse.Namespace) -> int:
         if chat.session_intro:
             say("  starts from the session summary of earlier conversations")
     for message in _messages(args):
-        turn = chat.send(message)
+        turn = agents.chat_turn(chat, message)
         if args.json:  # one JSON object per turn (JSON Lines)
             sys.stdout.write(json.dumps(turn.model_dump(mode="json"), ensure_ascii=False) + "\n")
         else:
@@ -91,9 +97,24 @@ def _chat(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     # after the last reply, off the user's path: merged in this process when the chat ends
     # (through Prefect: end_conversation(..., trigger=flows.session_merge.deployment_trigger()))
-    if chat.end(session.inline_trigger(ctx)) and not args.json:
+    if agents.end_chat(ctx, chat) and not args.json:
         say("  conversation merged into the session summary")
     return 0
+
+
+def _metadata(pairs: list[str]) -> dict[str, str]:
+    """Return `--metadata NAME=VALUE` pairs as a mapping.
+
+    Raises:
+        InvalidInput: a pair without `=` or with an empty name.
+    """
+    found: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise InvalidInput(f"--metadata {pair!r}: give NAME=VALUE, e.g. email_from=a@b.com")
+        found[name.strip()] = value
+    return found
 
 
 def _show(turn: ChatTurn) -> None:

@@ -64,17 +64,18 @@ def _who(parser: argparse.ArgumentParser) -> None:
 
 
 def _remember(args: argparse.Namespace) -> int:
-    from memory.layers import longterm
+    from memory.ops import agents
 
-    memory = longterm.remember(
-        context(args),
+    request = agents.RememberRequest(
         user=args.user,
         agent=args.agent,
         content=text_arg(args.text),
         type=args.memory_type,
-        tags=args.tags,
+        tags=tuple(args.tags),
         scope=args.scope,
+        require_known_agent=True,
     )
+    memory = agents.remember(context(args), request)
     if args.json:
         emit_json(memory)
     else:
@@ -85,11 +86,12 @@ def _remember(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from memory.layers import longterm
+    from memory.ops import agents
 
-    found = longterm.recall(
-        context(args), user=args.user, agent=args.agent, query=text_arg(args.query), k=args.k
+    request = agents.RecallRequest(
+        user=args.user, agent=args.agent, query=text_arg(args.query), k=args.k
     )
+    found = agents.recall(context(args), request).memories
     if args.json:
         emit_json(found)
         return 0
@@ -108,9 +110,10 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from memory.layers import longterm
+    from memory.ops import agents
 
-    found = longterm.memories(context(args), user=args.user, agent=args.agent)
+    request = agents.ListMemoriesRequest(user=args.user, agent=args.agent)
+    found = agents.list_memories(context(args), request).memories
     if args.json:
         emit_json(found)
         return 0
@@ -123,11 +126,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    from memory.layers import longterm
+    from memory.ops import agents
 
-    memory = longterm.forget(
-        context(args), user=args.user, agent=args.agent, memory_id=args.memory_id
-    )
+    request = agents.ForgetRequest(user=args.user, agent=args.agent, memory_id=args.memory_id)
+    memory = agents.forget(context(args), request)
     if args.json:
         emit_json({"forgotten": memory})
     else:
@@ -136,9 +138,9 @@ def _forget(args: argparse.Namespace) -> int:
 
 
 def _wipe(args: argparse.Namespace) -> int:
-    from memory.layers import wipe
+    from memory.ops import agents
 
-    receipt = wipe.wipe_user(context(args), args.user)
+    receipt = agents.wipe_user(context(args), agents.WipeRequest(user=args.user))
     if args.json:
         emit_json(receipt)
         return 0

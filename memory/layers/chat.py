@@ -100,6 +100,8 @@ class Chat:
     assistant: Assistant
     conversation: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     token_budget: int = preload.DEFAULT_TOKEN_BUDGET
+    metadata: dict[str, str] = field(default_factory=dict)
+    """What the agent's key templates read as `{{metadata.NAME}}` (e.g. `email_from`)."""
     """Tokens the long-term pre-load may take in the prompt."""
     history: list[ChatMessage] = field(default_factory=list)
     """The conversation in this process (when working memory is off)."""
@@ -111,7 +113,7 @@ class Chat:
     def __post_init__(self) -> None:
         check_user(self.user)
         self.key = working.conversation_key(
-            self.agent, conversation=self.conversation, user=self.user
+            self.agent, conversation=self.conversation, user=self.user, metadata=self.metadata
         )
         if self.agent.memory.session_memory:
             started = session.start_conversation(self.ctx, user=self.user, agent=self.agent.id)

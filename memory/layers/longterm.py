@@ -15,13 +15,13 @@ memory of the user, whichever agent saved it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory import banks, entries
 from memory.config import get_mode
-from memory.errors import Conflict, InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound
+from memory.layers.identity import agent_tag, is_identity_tag
 from memory.layers.memories import (
     Memory,
     RecalledMemory,
@@ -33,11 +33,13 @@ from memory.layers.memories import (
     normalise_tags,
 )
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.models import Bank, BankCreate, Entry, EntryIn
+from memory.layers.storage import existing_bank, layer_bank
+from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
 from memory.store import filters
 from memory.store.schema import ENTRY_COLUMNS
+from memory.types.entry_filter import EntryFilter
 from memory.validation import check_text
 
 if TYPE_CHECKING:
@@ -54,48 +56,21 @@ USER_WIDE = "scope:user"
 """Stored tag of a user-wide memory (the visibility filter tests it)."""
 
 
-def agent_tag(agent: str) -> str:
-    """Return the stored tag of the memories only `agent` sees (a hash: any id fits a tag)."""
-    return "agent:" + hashlib.blake2b(agent.encode("utf-8"), digest_size=12).hexdigest()
-
-
 def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
     """Return the account's long-term memory bank (made when `create`; else None if none).
 
     Raises:
         InvalidInput: a bank of that name exists but is not a general bank.
     """
-    bank = _named(ctx)
-    if bank is None:
-        if not create:
-            return None
-        request = BankCreate(
-            name=LONG_TERM_BANK,
-            type="general",
-            mode=BANK_MODE,
-            retention_days=None,
-            description="Long-term agent memories: key = user id (membank memory ...)",
-        )
-        try:
-            bank = banks.create(ctx, request)
-        except Conflict:  # another process made it meanwhile
-            bank = banks.get(ctx, LONG_TERM_BANK)
-    if bank.type != "general":
-        raise InvalidInput(
-            f"bank {LONG_TERM_BANK!r} is a {bank.type} bank, but long-term memory needs a "
-            "general one: rename that bank (`membank bank update ... --name NEW`)"
-        )
-    return bank
-
-
-def _named(ctx: Context) -> Bank | None:
-    """Return the bank of that name with one registry read (`banks.get` tries ids first)."""
-    rows = ctx.store.bank_rows(ctx.account, filters.equals("name", LONG_TERM_BANK))
-    if not rows:
-        return None
-    if "max_age_days" in rows[0]:  # a legacy record: let the bank service migrate it
-        return banks.get(ctx, rows[0]["id"])
-    return Bank.model_validate(rows[0])
+    if not create:
+        return existing_bank(ctx, LONG_TERM_BANK, "general")
+    return layer_bank(
+        ctx,
+        LONG_TERM_BANK,
+        "general",
+        "Long-term agent memories: key = user id (membank memory ...)",
+        mode=BANK_MODE,
+    )
 
 
 def remember(
@@ -256,7 +231,7 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     bank = memory_bank(ctx)
     if bank is None:
         return []
-    return wipe_rows(ctx, bank, "long_term", filters.equals("key", user))
+    return wipe_rows(ctx, bank, "long_term", EntryFilter.key(user))
 
 
 def visible(user: str, agent: str | None) -> str:
@@ -288,7 +263,7 @@ def as_memory(entry: Entry) -> Memory:
         scope=scope,
         type=check_type(entry.memory_type or "fact"),
         content=entry.content,
-        tags=[tag for tag in entry.tags if ":" not in tag],
+        tags=[tag for tag in entry.tags if not is_identity_tag(tag)],
         created_at=entry.created_at,
         token_count=entry.token_count,
     )

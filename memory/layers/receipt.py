@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from memory import purge
+from memory.store.filters import where_of
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -30,15 +32,18 @@ class TableWipe(BaseModel):
     """The table's version after the wipe and its prune (None: the table does not exist)."""
 
 
-def wipe_rows(ctx: Context, bank: Bank, layer: Layer, where: str | None) -> list[TableWipe]:
-    """Delete the rows `where` selects for good and return the table's receipt line.
+def wipe_rows(ctx: Context, bank: Bank, layer: Layer, which: EntryFilter) -> list[TableWipe]:
+    """Delete the entries `which` selects for good and return the table's receipt line.
 
-    `where` None (nothing of the user left) still finishes a prune a failed wipe left due,
-    so a wipe run again completes.
+    Nothing selected (nothing of the user left) still finishes a prune a failed wipe left
+    due, so a wipe run again completes. The bank's summary counter is rederived, so
+    `verify` is clean straight after.
     """
+    where = None if which.matches_nothing else where_of(which)
     removed = ctx.store.count(bank.id, where) if where else 0
     if where and removed:
         purge.delete_for_good(ctx, bank, where)
+        purge.record_summary_count(ctx, bank)
     else:
         purge.finish(ctx, bank)
     version = ctx.store.table_version(bank.id)

@@ -15,7 +15,8 @@ are both merged, and a conversation ended twice (or a retried run) is merged onc
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,16 +25,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory import entries, purge
 from memory.compaction.summarizer import completer_for, summarizer_label
 from memory.errors import StorageError
-from memory.layers import working
+from memory.layers import identity, working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
 from memory.layers.merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank
+from memory.layers.storage import existing_bank, layer_bank, rows
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
-from memory.store import filters
+from memory.store.filters import where_of
 from memory.store.locks import partition_lock
+from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
 if TYPE_CHECKING:
@@ -101,8 +103,8 @@ def session_bank(ctx: Context) -> Bank:
 
 
 def _records(ctx: Context, bank: Bank, user: str, agent: str) -> list[SessionSummary]:
-    found = entries.read(ctx, bank, filters.equals("key", pair_key(user, agent)))
-    return sorted((_summary_of(e) for e in found), key=lambda s: s.version)
+    found = rows(ctx, bank, EntryFilter.key(pair_key(user, agent)))
+    return sorted((_summary_of(e) for e in found), key=lambda s: (s.version, s.updated_at))
 
 
 def _summary_of(entry: Entry) -> SessionSummary:
@@ -126,6 +128,15 @@ def session_summary(ctx: Context, user: str, agent: str) -> SessionSummary | Non
     bank = existing_bank(ctx, SESSION_BANK)
     found = _records(ctx, bank, user, agent) if bank is not None else []
     return found[-1] if found else None
+
+
+def summaries(ctx: Context, user: str, agent: str) -> list[SessionSummary]:
+    """Return every live summary of `user` with `agent`, oldest version first: one, except
+    after a merge interrupted between storing the new one and deleting the old (the next
+    merge, or `membank maintain`, keeps the newest)."""
+    _check_ids(user, agent)
+    bank = existing_bank(ctx, SESSION_BANK)
+    return _records(ctx, bank, user, agent) if bank is not None else []
 
 
 def start_conversation(ctx: Context, *, user: str, agent: str) -> list[Turn]:
@@ -192,7 +203,7 @@ def merge_conversation(
     """
     _check_ids(user, agent)
     bank = session_bank(ctx)
-    with partition_lock(ctx.store.uri, bank.id, user, timeout=wait) as held:
+    with user_lock(ctx, user, timeout=wait) as held:
         if not held:
             raise StorageError(f"another session merge of user {user!r} holds its lock")
         # read under the lock: a wipe of this user waits for it, and one done before finds
@@ -243,6 +254,7 @@ def _merge_locked(
         instructions=template("session_merge"),
     )
     if not result.merged_message_ids:
+        _keep_newest(ctx, bank, earlier)  # finish a merge killed before its delete
         return current
     conversations = list(current.conversations) if current else []
     if conversation not in conversations:
@@ -256,27 +268,74 @@ def _merge_locked(
         "covered": covered,
         "summarizer": summarizer_label(writer.model),
     }
-    item = EntryIn(key=pair_key(user, agent), content=result.summary, metadata=metadata)
+    item = EntryIn(
+        key=pair_key(user, agent),
+        content=result.summary,
+        tags=identity.identity_tags(user, agent),
+        metadata=metadata,
+    )
     [written] = entries.write(ctx, bank, [item])
-    if earlier:  # the new version is stored first: a crash here leaves it winning
-        ids = [s.id for s in earlier]
-        purge.delete_for_good(ctx, bank, filters.one_of("entry_id", ids))
+    # the new version is stored first: a crash here leaves it winning, and the next merge
+    # (or `membank maintain`) deletes the older ones
+    _delete(ctx, bank, earlier)
     return _summary_of(written)
+
+
+def _keep_newest(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> None:
+    _delete(ctx, bank, found[:-1])
+
+
+def _delete(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> None:
+    if found:
+        where = where_of(EntryFilter.of_ids([s.id for s in found]))
+        assert where is not None  # a filter of ids always has a predicate
+        purge.delete_for_good(ctx, bank, where)
+
+
+def duplicate_problems(ctx: Context, bank: Bank) -> list[str]:
+    """Return one line per user x agent with more than one live summary (`verify`)."""
+    counts: dict[str, int] = {}
+    for entry in rows(ctx, bank, EntryFilter()):
+        counts[entry.key] = counts.get(entry.key, 0) + 1
+    return [
+        f"{n} live session summaries of user x agent {key} (a merge was interrupted): "
+        "`membank maintain` keeps the newest"
+        for key, n in sorted(counts.items())
+        if n > 1
+    ]
+
+
+def repair_duplicates(ctx: Context, bank: Bank) -> list[str]:
+    """Keep the newest summary of each user x agent; returns what was wrong (`maintain`)."""
+    wrong = duplicate_problems(ctx, bank)
+    if wrong:
+        by_key: dict[str, list[SessionSummary]] = {}
+        for entry in rows(ctx, bank, EntryFilter()):
+            by_key.setdefault(entry.key, []).append(_summary_of(entry))
+        for found in by_key.values():
+            _keep_newest(ctx, bank, sorted(found, key=lambda s: (s.version, s.updated_at)))
+    return wrong
 
 
 def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     """Delete every session summary of `user` (with any agent), for good.
 
-    Runs under the user's merge lock, so a merge in flight finishes first and one after
-    finds no turns left to merge once working memory is wiped too (wipe it first).
+    `memory.layers.wipe` runs it under the user's lock (`user_lock`), with the other layers.
     """
     bank = existing_bank(ctx, SESSION_BANK)
     if bank is None:
         return []
-    with partition_lock(ctx.store.uri, bank.id, user, timeout=None):
-        rows = ctx.store.scan(
-            bank.id, columns=["entry_id", "metadata"], where="chunk_index = 0"
-        ).to_pylist()
-        doomed = [r["entry_id"] for r in rows if json.loads(r["metadata"]).get("user") == user]
-        where = filters.one_of("entry_id", doomed) if doomed else None
-        return wipe_rows(ctx, bank, "session", where)
+    legacy = identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)
+    which = EntryFilter(
+        any_of=(identity.rows_of_user(user), EntryFilter.of_ids([e.id for e in legacy]))
+    )
+    return wipe_rows(ctx, bank, "session", which)
+
+
+@contextmanager
+def user_lock(ctx: Context, user: str, *, timeout: float | None) -> Iterator[bool]:
+    """Hold `user`'s agent-memory lock (merges and the wipe take it); yields False when not
+    acquired within `timeout` (None: wait as long as it takes)."""
+    scope = f"agent-layers:{ctx.account}"
+    with partition_lock(ctx.store.uri, scope, user, timeout=timeout) as held:
+        yield held

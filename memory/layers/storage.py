@@ -1,46 +1,90 @@
-"""The banks the agent layers keep their rows in, made on first use in the context's account."""
+"""The banks the agent layers keep their rows in, made on first use in the context's account.
+
+`layer_bank` is the one get-or-create of a layer bank (working, session, long-term memory
+and the agents bank); layer banks are never compacted (`check_no_thresholds`).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory import banks
-from memory.errors import Conflict, NotFound
-from memory.models import Bank, BankCreate, BankType
+from memory import banks, entries
+from memory.errors import Conflict, InvalidInput, NotFound
+from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
+from memory.store.filters import where_of
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
 
 LAYER_MODE = "fast"
 """Embedding mode of the layer banks (their rows are read by key, rarely searched)."""
+LAYER_BANK_NAMES = frozenset(
+    {"working-memory", "session-memory", "long-term-memory", "membank-agents"}
+)
+"""The banks the agent layers own (`memory.layers.agents` names them)."""
 
 
-def layer_bank(ctx: Context, name: str, bank_type: BankType, description: str) -> Bank:
-    """Return the account's bank `name`, creating it (indefinite retention) when missing.
+def layer_bank(
+    ctx: Context, name: str, bank_type: BankType, description: str, *, mode: str = LAYER_MODE
+) -> Bank:
+    """Return the account's layer bank `name`, creating it when missing.
 
-    Two processes creating it at once both end with the one bank (a lost name claim reads
-    the winner's).
+    Made with indefinite retention and no compaction thresholds. Two processes creating it
+    at once both end with the one bank (a lost name claim reads the winner's).
+
+    Raises:
+        InvalidInput: a bank of that name exists with another type.
     """
-    try:
-        return banks.get(ctx, name)
-    except NotFound:
-        pass
+    bank = existing_bank(ctx, name, bank_type)
+    if bank is not None:
+        return bank
     request = BankCreate(
-        name=name,
-        type=bank_type,
-        mode=LAYER_MODE,
-        description=description,
-        retention_days=None,
+        name=name, type=bank_type, mode=mode, description=description, retention_days=None
     )
     try:
         return banks.create(ctx, request)
-    except Conflict:
+    except Conflict:  # another process made it meanwhile
         return banks.get(ctx, name)
 
 
-def existing_bank(ctx: Context, name: str) -> Bank | None:
-    """Return the account's bank `name`, or None when it was never made."""
+def existing_bank(ctx: Context, name: str, bank_type: BankType | None = None) -> Bank | None:
+    """Return the account's bank `name`, or None when it was never made.
+
+    Raises:
+        InvalidInput: it exists with another type than `bank_type`.
+    """
     try:
-        return banks.get(ctx, name)
+        bank = banks.get(ctx, name)
     except NotFound:
         return None
+    if bank_type is not None and bank.type != bank_type:
+        raise InvalidInput(
+            f"bank {name!r} is a {bank.type} bank, but this memory layer needs a {bank_type} "
+            "one: rename that bank (`membank bank update ... --name NEW`)"
+        )
+    return bank
+
+
+def check_no_thresholds(bank: Bank, request: BankUpdate) -> None:
+    """Refuse compaction thresholds on a layer bank: its rows are turns, summaries and
+    memories each kept whole (compaction would merge memories into multi-fact summaries).
+
+    Raises:
+        InvalidInput: the update sets `max_tokens` or `max_turns` on a layer bank.
+    """
+    if bank.name not in LAYER_BANK_NAMES:
+        return
+    sent = [f for f in ("max_tokens", "max_turns") if getattr(request, f, None)]
+    if sent:
+        raise InvalidInput(
+            f"bank {bank.name!r} is an agent memory layer and is never compacted: "
+            f"{' and '.join(sent)} cannot be set on it (leave them unset)"
+        )
+
+
+def rows(ctx: Context, bank: Bank, which: EntryFilter) -> list[Entry]:
+    """Return the entries of `bank` that `which` selects, oldest first."""
+    if which.matches_nothing:
+        return []
+    return entries.read(ctx, bank, where_of(which))

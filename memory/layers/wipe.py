@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 Wiper = Callable[["Context", str], list[TableWipe]]
 
 WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
-"""Every layer's wiper. Working memory goes before session memory: a session merge reads the
-user's turns under the lock the session wiper takes, so once both ran no merge can write a
-summary of the wiped user."""
+"""Every layer's wiper, each one filtered final deletion of the user's rows. They run under
+the user's lock (the one session merges take), so their order does not matter: no merge
+runs between them."""
 
 
 class WipeReceipt(BaseModel):
@@ -66,11 +66,12 @@ def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> W
     check_user(user)
     tables: list[TableWipe] = []
     failed: list[str] = []
-    for wiper in wipers:  # a layer that fails does not stop the others
-        try:
-            tables += wiper(ctx, user)
-        except StorageError as exc:
-            failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
+    with session.user_lock(ctx, user, timeout=None):
+        for wiper in wipers:  # a layer that fails does not stop the others
+            try:
+                tables += wiper(ctx, user)
+            except StorageError as exc:
+                failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
     if failed:
         raise PrunePending(
             f"the wipe of user {user!r} did not finish in every layer ({'; '.join(failed)}): "

@@ -1,16 +1,15 @@
 """Working memory: the current conversation's turns, handed to the model within `max_tokens`.
 
 Turns live in the account's `working-memory` conversation bank, keyed by conversation, each
-recording its user (and agent) in its metadata so a wipe finds them. `context` returns the
-messages to send: every turn when they fit; otherwise the oldest turns are summarized with
-the compaction summarizer (`memory.compaction.summarizer`, strategy `summarize`) and the
-newest kept verbatim. A tool call and its results are one unit (`turns`): never split,
-never orphaned.
+tagged with its user (and agent) (`identity`), so ownership and the wipe select by filter.
+`context` returns the messages to send: every turn when they fit; otherwise the oldest
+turns are summarized with the compaction summarizer (`memory.compaction.summarizer`,
+strategy `summarize`) and the newest kept verbatim. A tool call and its results are one
+unit (`turns`): never split, never orphaned.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +19,10 @@ from memory import entries
 from memory.compaction.plan import SUMMARY_SLACK
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.errors import Conflict, InvalidInput
-from memory.layers import keys
+from memory.layers import identity, keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank
+from memory.layers.storage import existing_bank, layer_bank, rows
 from memory.layers.turns import (
     MESSAGE_OVERHEAD,
     ToolCall,
@@ -35,7 +34,7 @@ from memory.layers.turns import (
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
 from memory.providers.tokens import count_tokens, decode, encode
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
 if TYPE_CHECKING:
@@ -123,8 +122,7 @@ def add_turns(
     if agent is not None:
         check_label("agent", agent, MAX_AGENT_ID)
     bank = working_bank(ctx)
-    owner = _owner(ctx, bank, conversation)
-    if owner is not None and owner != user:
+    if any(owner != user for owner in _owners(ctx, bank, conversation)):
         raise Conflict(
             f"conversation {conversation!r} belongs to another user: give this user's "
             "conversation its own id"
@@ -141,15 +139,15 @@ def add_turn(
     return add_turns(ctx, conversation, [turn], user=user, agent=agent)[0]
 
 
-def _user_of(metadata: str | None) -> Any:
-    return json.loads(metadata or "{}").get("user")
+def _owners(ctx: Context, bank: Bank, conversation: str) -> set[str]:
+    """Return the users whose turns the conversation holds (its compaction summaries, which
+    record no user, do not count)."""
+    return {_user(e) for e in rows(ctx, bank, EntryFilter(keys=(conversation,), kind="entry"))}
 
 
-def _owner(ctx: Context, bank: Bank, conversation: str) -> str | None:
-    where = filters.conjoin("chunk_index = 0", filters.equals("key", conversation))
-    rows = ctx.store.scan(bank.id, columns=["metadata"], where=where).to_pylist()
-    owners = [_user_of(row["metadata"]) for row in rows[:1]]
-    return str(owners[0]) if owners and owners[0] is not None else None
+def _user(entry: Entry) -> str:
+    """Return who a stored turn belongs to (from its metadata, which every turn records)."""
+    return str(entry.metadata.get("user", ""))
 
 
 def _entry_in(conversation: str, turn: Turn, *, user: str, agent: str | None) -> EntryIn:
@@ -165,6 +163,7 @@ def _entry_in(conversation: str, turn: Turn, *, user: str, agent: str | None) ->
         metadata["blank"] = True  # an assistant turn that only calls tools
     return EntryIn(
         key=conversation,
+        tags=identity.identity_tags(user, agent),
         speaker=speaker.get(turn.role, SYSTEM_SPEAKER),
         role=turn.role,
         content=turn.content if turn.content.strip() else turn.text(),
@@ -191,11 +190,22 @@ def _stored(entry: Entry) -> StoredTurn:
 
 
 def turns(ctx: Context, conversation: str) -> list[StoredTurn]:
-    """Return the conversation's stored turns, oldest first (none for an unknown one)."""
+    """Return the conversation's stored turns, oldest first (none for an unknown one).
+
+    A compaction summary of the conversation (a bank compacted before layer banks refused
+    thresholds) comes back as a system turn where it stands, attributed to the owner.
+    """
     bank = existing_bank(ctx, WORKING_BANK)
     if bank is None:
         return []
-    return [_stored(e) for e in entries.load(ctx, bank, conversation) if e.kind == "entry"]
+    found = entries.load(ctx, bank, conversation)
+    owner = next((_user(e) for e in found if e.kind == "entry"), "")
+    return [_stored(e) if e.kind == "entry" else _summary_turn(e, owner) for e in found]
+
+
+def _summary_turn(entry: Entry, owner: str) -> StoredTurn:
+    turn = Turn(role="system", content=SUMMARY_PREFIX + entry.content)
+    return StoredTurn(id=entry.id, conversation=entry.key, user=owner, agent=None, turn=turn)
 
 
 def context(
@@ -299,7 +309,7 @@ def fit(text: str, budget: int) -> str:
 
 
 def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
-    """Delete every turn of `user`'s conversations, for good (old versions pruned).
+    """Delete every turn (and compaction summary) of `user`'s conversations, for good.
 
     Returns:
         One receipt line for the working-memory bank (none when the account has none).
@@ -307,9 +317,6 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     bank = existing_bank(ctx, WORKING_BANK)
     if bank is None:
         return []
-    rows = ctx.store.scan(
-        bank.id, columns=["entry_id", "key", "metadata"], where="chunk_index = 0"
-    ).to_pylist()
-    conversations = {r["key"] for r in rows if _user_of(r["metadata"]) == user}
-    doomed = [r["entry_id"] for r in rows if r["key"] in conversations]
-    return wipe_rows(ctx, bank, "working", filters.one_of("entry_id", doomed) if doomed else None)
+    theirs = {e.key for e in rows(ctx, bank, identity.rows_of_user(user))}
+    theirs |= {e.key for e in identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)}
+    return wipe_rows(ctx, bank, "working", EntryFilter(keys=tuple(sorted(theirs))))

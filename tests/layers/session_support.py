@@ -59,3 +59,31 @@ def merge_in_child(uri: str, account: str, user: str, agent: str, conversation: 
     found = session.merge_conversation(ctx, user=user, agent=agent, conversation=conversation)
     assert found is not None
     return found.version
+
+
+def merge_killed_before_delete(
+    uri: str, account: str, user: str, agent: str, conversation: str
+) -> None:
+    """Merge one conversation in a spawned process killed (SIGKILL) right after the new
+    summary is written, before the old one is deleted."""
+    import os
+    import signal
+
+    sys.pycache_prefix = str(CACHE)
+    sys.dont_write_bytecode = False
+    from memory import purge
+    from memory.layers import session
+    from memory.store.lance import LanceStore
+    from memory.testing import hashing_embedder
+
+    def killed(*_args: object, **_kwargs: object) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    purge.delete_for_good = killed  # type: ignore[assignment]
+    ctx = Context(
+        store=LanceStore(uri),
+        account=account,
+        embedder=hashing_embedder,
+        completer=AppendingCompleter,
+    )
+    session.merge_conversation(ctx, user=user, agent=agent, conversation=conversation)

@@ -39,7 +39,7 @@ def _remember(ctx: Context, *args: str) -> dict[str, object]:
 
 def test_remember_recall_list_and_forget(ctx: Context) -> None:
     tea = _remember(
-        ctx, "--user", "ann", "--agent", "chef", "--scope", "agent", "--memory-type",
+        ctx, "--user", "ann", "--agent", "concierge", "--scope", "agent", "--memory-type",
         "preference", "--tag", "Drinks", "--tag", "drinks", "Ann drinks green tea",
     )  # fmt: skip
     _remember(ctx, "--user", "ann", "Ann lives in Lyon")
@@ -47,16 +47,26 @@ def test_remember_recall_list_and_forget(ctx: Context) -> None:
         "agent",
         "preference",
         ["drinks"],
-        "chef",
+        "concierge",
     )
 
     code, out, _ = run(
-        "memory", "recall", "--user", "ann", "--agent", "chef", "green tea", "--json", context=ctx
+        "memory",
+        "recall",
+        "--user",
+        "ann",
+        "--agent",
+        "concierge",
+        "green tea",
+        "--json",
+        context=ctx,
     )
     assert code == 0
     found = json.loads(out)
     assert found[0]["memory"]["id"] == tea["id"] and found[0]["score"] > found[1]["score"]
-    code, out, _ = run("memory", "recall", "--user", "ann", "--agent", "coach", "tea", context=ctx)
+    code, out, _ = run(
+        "memory", "recall", "--user", "ann", "--agent", "support-mail", "tea", context=ctx
+    )
     assert code == 0 and "green tea" not in out and "Lyon" in out  # another agent
 
     code, out, _ = run("memory", "list", "--user", "ann", context=ctx)

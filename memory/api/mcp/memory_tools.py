@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, StrictStr
 from memory.api.mcp.tooling import ToolInput
 from memory.api.schemas import MAX_PAGE, Page, page
 from memory.context import Context
-from memory.layers import longterm
 from memory.layers.memories import Memory, RecalledMemory
 from memory.layers.tools import ForgetArgs, RecallArgs, RememberArgs
+from memory.ops import agents
 
 USER = "The user whose memory it is (your application's user id)."
 AGENT = "The agent asking; scope rules decide which memories it sees (omit: all the user's)."
@@ -60,32 +60,33 @@ class Recalled(BaseModel):
 def memory_remember(ctx: Context, args: Remember) -> Memory:
     """Store something worth keeping about a user for next time: a fact, a preference, a
     relationship or a standing instruction (the same text is stored once)."""
-    return longterm.remember(
-        ctx,
+    request = agents.RememberRequest(
         user=args.user,
         agent=args.agent,
         content=args.content,
         type=args.type,
-        tags=args.tags,
+        tags=tuple(args.tags),
         scope=args.scope,
     )
+    return agents.remember(ctx, request)
 
 
 def memory_recall(ctx: Context, args: Recall) -> Recalled:
     """Search a user's past memories by meaning; the closest first."""
-    found = longterm.recall(ctx, user=args.user, agent=args.agent, query=args.query, k=args.k)
-    return Recalled(data=found)
+    request = agents.RecallRequest(user=args.user, agent=args.agent, query=args.query, k=args.k)
+    return Recalled(data=agents.recall(ctx, request).memories)
 
 
 def list_user_memories(ctx: Context, args: UserMemories) -> Page[Memory]:
     """List every memory of a user the agent may see (omit agent: all), oldest first."""
-    found = longterm.memories(ctx, user=args.user, agent=args.agent)
-    return page(found, args.limit, args.offset)
+    found = agents.list_memories(ctx, agents.ListMemoriesRequest(user=args.user, agent=args.agent))
+    return page(found.memories, args.limit, args.offset)
 
 
 def memory_forget(ctx: Context, args: Forget) -> Memory:
     """Delete one memory of a user for good, when asked to forget it or it is outdated."""
-    return longterm.forget(ctx, user=args.user, agent=args.agent, memory_id=args.memory_id)
+    request = agents.ForgetRequest(user=args.user, agent=args.agent, memory_id=args.memory_id)
+    return agents.forget(ctx, request)
 
 
 TOOLS: list[Callable[..., Any]] = [

@@ -12,10 +12,10 @@ from memory.api.deps import Ctx, State
 from memory.api.routes.common import Limit, Offset
 from memory.api.routes.work import start
 from memory.api.schemas import Job, Page, Request, page
-from memory.layers import longterm, session, wipe
 from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.session import SessionMergeRequest
+from memory.layers.session import SessionMergeRequest, SessionSummary
 from memory.layers.wipe import WipeReceipt
+from memory.ops import agents
 
 router = APIRouter(prefix="/users/{user_id}", tags=["memory layers"])
 User = Annotated[str, Path(description="the user's id in your application")]
@@ -58,22 +58,22 @@ class EndConversation(Request):
 @router.post("/memories", status_code=201, summary="Remember (long-term memory)")
 def remember(ctx: Ctx, user_id: User, body: RememberRequest) -> Memory:
     """Store a memory of the user (the same text with the same visibility is stored once)."""
-    return longterm.remember(
-        ctx,
+    request = agents.RememberRequest(
         user=user_id,
         content=body.content,
         agent=body.agent,
         type=body.type,
-        tags=body.tags,
+        tags=tuple(body.tags),
         scope=body.scope,
     )
+    return agents.remember(ctx, request)
 
 
 @router.post("/memories/recall", summary="Recall (long-term memory)")
 def recall(ctx: Ctx, user_id: User, body: RecallRequest) -> Recalled:
     """The user's memories the agent may see, closest to the query first."""
-    found = longterm.recall(ctx, user=user_id, query=body.query, agent=body.agent, k=body.k)
-    return Recalled(data=found)
+    request = agents.RecallRequest(user=user_id, query=body.query, agent=body.agent, k=body.k)
+    return Recalled(data=agents.recall(ctx, request).memories)
 
 
 @router.get("/memories", summary="List a user's memories")
@@ -81,13 +81,15 @@ def list_memories(
     ctx: Ctx, user_id: User, agent: Agent = None, limit: Limit = 100, offset: Offset = 0
 ) -> Page[Memory]:
     """Every memory of the user the agent may see, oldest first."""
-    return page(longterm.memories(ctx, user=user_id, agent=agent), limit, offset)
+    found = agents.list_memories(ctx, agents.ListMemoriesRequest(user=user_id, agent=agent))
+    return page(found.memories, limit, offset)
 
 
 @router.delete("/memories/{memory_id}", summary="Forget (long-term memory)")
 def forget(ctx: Ctx, user_id: User, memory_id: str, agent: Agent = None) -> Memory:
     """Delete one memory for good (text, vector, old versions); returns what was forgotten."""
-    return longterm.forget(ctx, user=user_id, memory_id=memory_id, agent=agent)
+    request = agents.ForgetRequest(user=user_id, memory_id=memory_id, agent=agent)
+    return agents.forget(ctx, request)
 
 
 @router.post("/conversations/end", status_code=202, summary="End a conversation")
@@ -96,20 +98,19 @@ def end_conversation(state: State, ctx: Ctx, user_id: User, body: EndConversatio
     started: list[Job] = []
 
     def trigger(request: SessionMergeRequest) -> None:
-        def work(_: object) -> session.SessionSummary | None:
-            return session.merge_conversation(
-                ctx, user=request.user, agent=request.agent, conversation=request.conversation
-            )
+        def work(_: object) -> SessionSummary | None:
+            return agents.merge_conversation(ctx, request)
 
         started.append(start(state, ctx, "session-merge", work, 0))
 
-    session.end_conversation(
-        ctx, user=user_id, agent=body.agent, conversation=body.conversation, trigger=trigger
+    ended = agents.EndConversationRequest(
+        user=user_id, agent=body.agent, conversation=body.conversation
     )
+    agents.end_conversation(ctx, ended, trigger)
     return started[0]
 
 
 @router.delete("", summary="Wipe a user (right to be forgotten)")
 def wipe_user(ctx: Ctx, user_id: User) -> WipeReceipt:
     """Delete every trace of the user in every layer, for good; returns the receipt."""
-    return wipe.wipe_user(ctx, user_id)
+    return agents.wipe_user(ctx, agents.WipeRequest(user=user_id))
