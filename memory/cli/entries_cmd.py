@@ -82,11 +82,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _write(args: argparse.Namespace) -> int:
-    from memory import banks, entries
     from memory.models import EntryIn
+    from memory.ops import entries
 
-    ctx = context(args)
-    bank = banks.get(ctx, args.bank)
     item = EntryIn(
         key=args.key,
         content=text_arg(args.text),
@@ -95,7 +93,8 @@ def _write(args: argparse.Namespace) -> int:
         memory_type=args.memory_type,
         tags=args.tags,
     )
-    (entry,) = entries.write(ctx, bank, [item])
+    result = entries.write(context(args), entries.WriteRequest(bank=args.bank, items=[item]))
+    bank, (entry,) = result.bank, result.entries
     if args.json:
         emit_json(entry)
     else:
@@ -104,14 +103,10 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from memory import banks, search
     from memory.models import SearchQuery
+    from memory.ops import entries
 
     since, until = time_range(args.since, args.until)
-    ctx = context(args)
-    if args.rerank is not None:
-        ctx.settings = ctx.settings.model_copy(update={"rerank_model": args.rerank})
-    bank = banks.get(ctx, args.bank)
     query = SearchQuery(
         text=text_arg(args.query),
         k=args.k,
@@ -123,7 +118,8 @@ def _search(args: argparse.Namespace) -> int:
         method=args.method,
         min_score=args.min_score,
     )
-    hits = search.search(ctx, bank, query)
+    request = entries.SearchRequest(bank=args.bank, query=query, rerank_model=args.rerank)
+    hits = entries.search(context(args), request).hits
     if args.json:
         emit_json(hits)
         return 0
@@ -136,11 +132,10 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
-    from memory import banks, entries
+    from memory.ops import entries
 
-    ctx = context(args)
-    bank = banks.get(ctx, args.bank)
-    thread = entries.load(ctx, bank, args.key)
+    request = entries.LoadRequest(bank=args.bank, key=args.key)
+    thread = entries.load(context(args), request).entries
     if args.json:
         emit_json(thread)
         return 0
@@ -152,11 +147,10 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    from memory import banks, entries
+    from memory.ops import entries
 
-    ctx = context(args)
-    bank = banks.get(ctx, args.bank)
-    entry = entries.forget(ctx, bank, args.entry_id)
+    request = entries.ForgetRequest(bank=args.bank, entry_id=args.entry_id)
+    entry = entries.forget(context(args), request).entry
     if args.json:
         emit_json({"forgotten": entry.id})
     else:

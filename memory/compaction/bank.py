@@ -1,7 +1,10 @@
-"""Compact a whole bank (or one key) now: the on-demand path of the CLI, API and lab."""
+"""Compact a whole bank (or one key) now: the on-demand path of the CLI, API and lab; and
+the touched partitions over a threshold, after a write (`compact_if_over`)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from memory.compaction.apply import (
@@ -10,11 +13,13 @@ from memory.compaction.apply import (
     compact_partition,
     reconcile,
 )
-from memory.compaction.scan import evaluate_bank
+from memory.compaction.scan import evaluate_bank, partition_size
 from memory.models import Bank
 
 if TYPE_CHECKING:
     from memory.context import Context
+
+log = logging.getLogger("membank.compaction")
 
 
 def compact_bank(
@@ -31,3 +36,28 @@ def compact_bank(
     reconcile(ctx, bank)
     evaluation = evaluate_bank(ctx, bank)
     return [compact_partition(ctx, bank, p.key, wait=wait) for p in evaluation.over]
+
+
+def compact_if_over(ctx: Context, bank: Bank, keys: Iterable[str]) -> list[CompactionResult]:
+    """Compact each of `keys`' partitions that is over a threshold (after a write); returns
+    what was done to each partition that was over.
+
+    The write has already succeeded: a failed summary is logged and left to the next write
+    or sweep, and a partition another compaction holds is skipped.
+    """
+    results: list[CompactionResult] = []
+    if not bank.has_trigger():
+        return results
+    for key in sorted(set(keys)):
+        if not partition_size(ctx, bank, key).reasons:
+            continue
+        result = compact_partition(ctx, bank, key, wait=0)
+        results.append(result)
+        if result.status == "failed":
+            log.warning(
+                "compaction of %s/%s failed, entries kept for the next try: %s",
+                bank.name,
+                key,
+                result.error,
+            )
+    return results

@@ -1,0 +1,87 @@
+"""Bank use cases: create, update, delete, reset-source, get, list, stats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memory import banks
+from memory.models import Bank, BankCreate, BankType, BankUpdate
+
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.stats import Stats
+
+
+@dataclass(frozen=True)
+class CreateBank:
+    """Create a bank from `spec`, under the rules of `api_version` (None: the oldest)."""
+
+    spec: BankCreate
+    api_version: str | None = banks.CURRENT_API_VERSION
+
+
+@dataclass(frozen=True)
+class UpdateBank:
+    """Change the settings `changes` names on bank `bank` (id or name)."""
+
+    bank: str
+    changes: BankUpdate
+    api_version: str | None = banks.CURRENT_API_VERSION
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    """The statistics of bank `bank` over [since, until) (default: the last 30 days)."""
+
+    bank: str
+    since: datetime | None = None
+    until: datetime | None = None
+    top: int | None = None
+
+
+@dataclass(frozen=True)
+class StatsResult:
+    bank: Bank
+    stats: Stats
+
+
+def create(ctx: Context, request: CreateBank) -> Bank:
+    """Create a bank and provision its storage; Conflict if the name is taken."""
+    return banks.create(ctx, request.spec, api_version=request.api_version)
+
+
+def update(ctx: Context, request: UpdateBank) -> Bank:
+    """Apply an update and store it; nothing changes if any rule rejects it."""
+    return banks.update(ctx, request.bank, request.changes, api_version=request.api_version)
+
+
+def get(ctx: Context, ref: str) -> Bank:
+    """Return the bank with id or name `ref` in the account; NotFound otherwise."""
+    return banks.get(ctx, ref)
+
+
+def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:
+    """Return the account's banks (optionally of one type), oldest first."""
+    return banks.list_banks(ctx, bank_type)
+
+
+def delete(ctx: Context, ref: str) -> Bank:
+    """Delete a bank, its entries, its test runs and their files; returns the deleted bank."""
+    return banks.delete(ctx, ref)
+
+
+def reset_source(ctx: Context, ref: str) -> Bank:
+    """Remove every entry of a bank and its storage; returns the bank with counters reset."""
+    return banks.reset_source(ctx, ref)
+
+
+def stats(ctx: Context, request: StatsRequest) -> StatsResult:
+    """Return the bank's statistics over the request's time frame."""
+    from memory import stats as bank_stats  # polars: only when asked
+
+    bank = banks.get(ctx, request.bank)
+    top = bank_stats.TOP if request.top is None else request.top
+    found = bank_stats.compute(ctx, bank, since=request.since, until=request.until, top=top)
+    return StatsResult(bank=bank, stats=found)

@@ -1,0 +1,95 @@
+"""Entry use cases: write (append, then compact the touched partitions over a threshold),
+search, load, forget. The bank is resolved once per call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from memory import banks, entries
+from memory.models import Bank, Entry, EntryIn, SearchHit, SearchQuery
+
+if TYPE_CHECKING:
+    from memory.compaction.apply import CompactionResult
+    from memory.context import Context
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    bank: str
+    items: list[EntryIn]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    bank: Bank
+    entries: list[Entry]
+    compacted: list[CompactionResult] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    bank: str
+    query: SearchQuery
+    rerank_model: str | None = None
+    """Overrides MEMBANK_RERANK_MODEL for this search (None: the setting)."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    bank: Bank
+    hits: list[SearchHit]
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    bank: str
+    key: str
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    bank: Bank
+    entries: list[Entry]
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    bank: str
+    entry_id: str
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    bank: Bank
+    entry: Entry
+
+
+def write(ctx: Context, request: WriteRequest) -> WriteResult:
+    """Validate, chunk, embed and store the items in one commit (the context's after-write
+    step compacts the touched partitions over a threshold)."""
+    bank = banks.get(ctx, request.bank)
+    return WriteResult(bank=bank, entries=entries.write(ctx, bank, request.items))
+
+
+def search(ctx: Context, request: SearchRequest) -> SearchResult:
+    """Return the best hits for the query, best first."""
+    from memory import search as searching
+
+    if request.rerank_model is not None:
+        settings = ctx.settings.model_copy(update={"rerank_model": request.rerank_model})
+        ctx = replace(ctx, settings=settings)
+    bank = banks.get(ctx, request.bank)
+    return SearchResult(bank=bank, hits=searching.search(ctx, bank, request.query))
+
+
+def load(ctx: Context, request: LoadRequest) -> LoadResult:
+    """Return a key's whole thread, oldest first."""
+    bank = banks.get(ctx, request.bank)
+    return LoadResult(bank=bank, entries=entries.load(ctx, bank, request.key))
+
+
+def forget(ctx: Context, request: ForgetRequest) -> ForgetResult:
+    """Delete one entry for good (text, vectors, attachments, old versions)."""
+    bank = banks.get(ctx, request.bank)
+    return ForgetResult(bank=bank, entry=entries.forget(ctx, bank, request.entry_id))
