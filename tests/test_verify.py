@@ -24,6 +24,7 @@ from memory.models import Bank, EntryIn
 from memory.store import filters
 from memory.store.lance import LanceStore
 from memory.store.maintenance import StoreTuning
+from memory.store.schema import entries_schema
 from memory.testing import hashing_embedder
 
 
@@ -304,4 +305,31 @@ def test_verify_reports_index_segments_that_still_hold_a_deleted_fragment(
     assert "index segments still hold keys and words of deleted rows" in err
 
     assert _cli(data, "maintain", "chat")[0] == 0
+    assert _cli(data, "verify", "chat")[0] == 0
+
+
+def test_verify_reports_duplicate_entry_ids_and_maintain_keeps_one_copy(
+    local: Context, data: str
+) -> None:
+    bank = _with_secret(local, "chat", "qxdupneedle")
+    stored = {e.id: e.content for e in entries.read(local, bank)}
+    twice = sorted(stored)[:2]
+    # the old concurrent-ingest bug: the same rows appended again, past the ingest id check
+    all_columns = [f.name for f in entries_schema(1)]
+    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    local.store.add_rows(bank.id, rows)
+    assert len(entries.read(local, bank)) == 5  # positive control
+
+    code, out, err = _cli(data, "verify", "chat", "--json")
+    (row,) = json.loads(out)
+    assert code == 1 and row["clean"] is False
+    (problem,) = [p for p in row["problems"] if "more than once" in p]
+    assert all(entry_id in problem for entry_id in twice)
+    assert "membank maintain chat" in problem
+
+    code, out, err = _cli(data, "maintain", "chat")
+    assert (code, err) == (0, "")
+    kept = entries.read(local, bank)
+    assert sorted(e.id for e in kept) == sorted(stored)
+    assert {e.id: e.content for e in kept} == stored
     assert _cli(data, "verify", "chat")[0] == 0
