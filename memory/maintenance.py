@@ -151,6 +151,13 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
         }
     )
     problems: list[str] = []
+    twice = ctx.store.duplicate_entry_ids(bank.id)
+    if twice:
+        shown = ", ".join(twice[:_SHOWN_IDS]) + (", ..." if len(twice) > _SHOWN_IDS else "")
+        problems.append(
+            f"{len(twice)} entry ids are stored more than once: {shown} "
+            f"(`membank maintain {bank.name}` keeps one copy of each)"
+        )
     if found.deleted_rows:
         problems.append(f"{found.deleted_rows} deleted rows are still in the data files")
     if found.stale_versions:
@@ -168,6 +175,16 @@ def _layer_problems(ctx: Context, bank: Bank) -> list[str]:
     from memory.layers import checks  # the layers own their banks' rules
 
     return checks.problems(ctx, bank)
+
+
+_SHOWN_IDS = 10
+
+
+def remove_duplicates(ctx: Context, bank: Bank) -> list[str]:
+    """Keep one copy of each entry stored more than once; returns the ids repaired."""
+    twice = ctx.store.duplicate_entry_ids(bank.id)
+    ctx.store.keep_one_copy(bank.id, twice)
+    return twice
 
 
 def _with_counters(
@@ -196,10 +213,13 @@ def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
     """
     from memory.layers import checks
 
+    twice = remove_duplicates(ctx, bank)
     pruned = purge.finish(ctx, bank, wait=None, full=True)
     ctx.store.upgrade_indices(bank.id)
     repaired = [*checks.repair(ctx, bank), *repair_counters(ctx, bank)]
     after = verify_bank(ctx, bank)
+    if twice:
+        repaired = [f"{len(twice)} entry ids stored more than once kept once", *repaired]
     return after.model_copy(update={"pruned": pruned, "repaired": repaired})
 
 

@@ -219,6 +219,14 @@ class EntryStore(Protocol):
         """Fold unindexed rows into the indices and compact small fragments."""
         ...
 
+    def duplicate_entry_ids(self, bank_id: str) -> list[str]:
+        """Return the ids stored as more than one entry."""
+        ...
+
+    def keep_one_copy(self, bank_id: str, entry_ids: Sequence[str]) -> None:
+        """Keep one copy of each of these entries (stored more than once)."""
+        ...
+
     def upgrade_indices(self, bank_id: str) -> bool:
         """Rebuild indices an older table lacks features of; return whether any was rebuilt."""
         ...

@@ -333,3 +333,26 @@ def test_verify_reports_duplicate_entry_ids_and_maintain_keeps_one_copy(
     assert sorted(e.id for e in kept) == sorted(stored)
     assert {e.id: e.content for e in kept} == stored
     assert _cli(data, "verify", "chat")[0] == 0
+
+
+def test_a_duplicate_repair_stopped_after_its_append_loses_nothing(
+    local: Context, data: str
+) -> None:
+    """The repair appends one copy before deleting the older ones: stopped in between (as by
+    kill -9), the bank holds one copy more, never none, and the next maintain finishes."""
+    from memory.store import duplicates
+
+    bank = _with_secret(local, "chat", "qxdupneedle")
+    stored = {e.id: e.content for e in entries.read(local, bank)}
+    twice = sorted(stored)[:1]
+    all_columns = [f.name for f in entries_schema(1)]
+    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    local.store.add_rows(bank.id, rows)  # the old bug: two copies
+    copies = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    kept, _ = duplicates.one_copy(copies)
+    local.store.add_rows(bank.id, kept)  # the repair's first step, then "killed"
+
+    assert _cli(data, "verify", "chat")[0] == 1
+    assert _cli(data, "maintain", "chat")[0] == 0
+    assert {e.id: e.content for e in entries.read(local, bank)} == stored
+    assert _cli(data, "verify", "chat")[0] == 0

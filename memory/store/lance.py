@@ -22,7 +22,17 @@ import pyarrow.compute as pc
 from memory.errors import StorageError
 from memory.models import Entry
 from memory.ports import DeletionReceipt, PartitionSize
-from memory.store import audit, filters, indices, locks, maintenance, neighbours, queries, unique
+from memory.store import (
+    audit,
+    duplicates,
+    filters,
+    indices,
+    locks,
+    maintenance,
+    neighbours,
+    queries,
+    unique,
+)
 from memory.store.keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
@@ -214,6 +224,27 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             raise StorageError(f"deleting rows failed: {exc}") from exc
         if prune:
             self._prune_table(table)
+
+    def duplicate_entry_ids(self, bank_id: str) -> list[str]:
+        """Return the ids stored as more than one entry (an old concurrent-ingest bug)."""
+        if not self.has_entries_table(bank_id):
+            return []
+        heads = self.scan(bank_id, columns=["entry_id"], where=filters.HEAD_ROWS)
+        return duplicates.repeated(heads.column("entry_id").to_pylist())
+
+    def keep_one_copy(self, bank_id: str, entry_ids: Sequence[str]) -> None:
+        """Keep one copy of each entry stored more than once: append one, then delete the
+        older copies (`duplicates`: a crash in between leaves an extra copy, never none)."""
+        if not entry_ids:
+            return
+        table = self._entries(bank_id)
+        if table is None:
+            return
+        where = filters.one_of("entry_id", list(entry_ids))
+        rows = self.scan(bank_id, columns=table.schema.names, where=where)
+        kept, marker = duplicates.one_copy(rows)
+        self.add_rows(bank_id, kept)
+        self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
 
     def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
         """Take the turns `predicate` matches out of the index text of the rows that carry
