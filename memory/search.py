@@ -24,6 +24,7 @@ k, with the same scores. Ties are broken by the raw cosine similarity, then by e
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +37,7 @@ from memory.entries import entry_from_row
 from memory.errors import InvalidInput
 from memory.models import Bank, SearchHit, SearchQuery
 from memory.store import filters
-from memory.store.schema import ENTRY_COLUMNS
+from memory.store.schema import CONTEXT_COLUMN, ENTRY_COLUMNS
 from memory.types.fields import check_window
 
 if TYPE_CHECKING:
@@ -326,9 +327,11 @@ def _ranked(
             text=query.text,
             where=where,
             limit=limit,
-            columns=ENTRY_COLUMNS,
+            columns=[*ENTRY_COLUMNS, CONTEXT_COLUMN] if method == "fts" else ENTRY_COLUMNS,
         ).to_pylist()
         ranked = best_per_entry(rows)
+        if method == "fts":
+            ranked = carriers_after_their_turns(ranked)
         if len(rows) < limit:
             return Half(ranked, None)
         cut = min(float(row["_score"]) for row in rows)
@@ -336,6 +339,27 @@ def _ranked(
         if len(certain) >= need or limit >= MAX_FETCH:
             return Half(certain, cut)
         limit = min(limit * OVERFETCH, MAX_FETCH)
+
+
+def carriers_after_their_turns(ranked: list[Row]) -> list[Row]:
+    """Return `ranked` with each turn that carries another hit's text (its `context_id`)
+    scored just below that hit when it was above it.
+
+    A reply's full-text row also holds the turn before it, so a short reply ("oh no") can
+    outscore the long turn that holds the query's words; the reply stays a hit (it is what
+    answered), but after the turn it carries.
+    """
+    score = {row["entry_id"]: float(row["_score"]) for row in ranked}
+    changed = False
+    for row in ranked:
+        carried = score.get(row.get(CONTEXT_COLUMN) or "")
+        if carried is not None and float(row["_score"]) >= carried:
+            row["_score"] = math.nextafter(carried, -math.inf)
+            score[row["entry_id"]] = row["_score"]
+            changed = True
+    if not changed:
+        return ranked
+    return sorted(ranked, key=lambda r: (-float(r["_score"]), r["entry_id"]))
 
 
 def best_per_entry(rows: Sequence[Row]) -> list[Row]:
