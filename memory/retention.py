@@ -22,6 +22,7 @@ from memory.clock import days_before
 from memory.errors import MembankError
 from memory.models import Bank
 from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -44,6 +45,21 @@ class RetentionPlan:
         return f"created_at < {filters.timestamp_literal(self.cutoff)}"
 
 
+class ExpiredSummary(BaseModel):
+    """A compaction summary retention deletes, and why: it is dated by the oldest entry it
+    holds, so it goes with every fact it carries, newer ones included."""
+
+    id: str
+    key: str
+    created_at: datetime
+    covers: int | None = None
+    """How many entries it replaced (when recorded)."""
+    newest_fact_at: datetime | None = None
+    """When the newest entry it holds was written (None: not recorded by older versions)."""
+    inside_window: bool | None = None
+    """True: it holds facts still inside the retention window (None: not known)."""
+
+
 class RetentionResult(BaseModel):
     """What retention did to one bank."""
 
@@ -56,6 +72,8 @@ class RetentionResult(BaseModel):
     deleted: int = 0
     """Entries deleted (summaries included)."""
     summaries_deleted: int = 0
+    summaries: list[ExpiredSummary] = []
+    """The summaries deleted, each with how new the facts it carried were."""
     finished_pending: bool = False
     """An earlier deletion's prune had not completed (a crash, a full disk): done now."""
     error: str | None = None
@@ -69,6 +87,39 @@ def plan_retention(bank: Bank, now: datetime) -> RetentionPlan:
     # a retention longer than the calendar: nothing can have expired
     cutoff = days_before(now, bank.retention_days) or datetime.min.replace(tzinfo=UTC)
     return RetentionPlan(bank.id, cutoff)
+
+
+def expired_summaries(ctx: Context, bank: Bank, cutoff: datetime) -> list[ExpiredSummary]:
+    """Return the compaction summaries dated before `cutoff` (what retention deletes), each
+    saying whether it holds facts newer than the cutoff."""
+    from memory.compaction.apply import NEWEST_COVERED_AT, newest_fact_at
+
+    if not ctx.store.has_entries_table(bank.id):
+        return []
+    found = ctx.store.entries(bank.id, EntryFilter(kind="summary", until=cutoff))
+    notes = []
+    for entry in found:
+        recorded = NEWEST_COVERED_AT in entry.metadata
+        newest = newest_fact_at(entry) if recorded else None
+        covers = entry.metadata.get("covers")
+        notes.append(
+            ExpiredSummary(
+                id=entry.id,
+                key=entry.key,
+                created_at=entry.created_at,
+                covers=covers if isinstance(covers, int) else None,
+                newest_fact_at=newest,
+                inside_window=None if newest is None else newest >= cutoff,
+            )
+        )
+    return notes
+
+
+def summaries_at_risk(ctx: Context, bank: Bank) -> list[ExpiredSummary]:
+    """Return the summaries the next retention run would delete under the bank's current
+    retention (empty for an indefinite bank)."""
+    plan = plan_retention(bank, ctx.clock.now())
+    return [] if plan.cutoff is None else expired_summaries(ctx, bank, plan.cutoff)
 
 
 def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
@@ -96,11 +147,17 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
         return result.model_copy(update={"status": "nothing_expired"})
     summary_rows = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"), expired)
     summaries = ctx.store.count(bank.id, summary_rows)
+    notes = expired_summaries(ctx, bank, plan.cutoff) if summaries and plan.cutoff else []
     purge.delete_for_good(ctx, bank, expired)
     if summaries:
         purge.record_summary_count(ctx, bank)
     return result.model_copy(
-        update={"status": "deleted", "deleted": count, "summaries_deleted": summaries}
+        update={
+            "status": "deleted",
+            "deleted": count,
+            "summaries_deleted": summaries,
+            "summaries": notes,
+        }
     )
 
 

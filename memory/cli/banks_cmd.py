@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from memory.cli.args import context, non_negative, retention_days
 from memory.cli.output import emit_json, say, table
 from memory.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from memory.context import Context
+    from memory.models import Bank
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -116,8 +121,32 @@ def _update(args: argparse.Namespace) -> int:
             "--compaction-prompt, --max-tokens, --max-turns, --retention-days, "
             "--retention-indefinite"
         )
-    bank = banks.update(context(args), args.bank, BankUpdate(**settings))
+    ctx = context(args)
+    bank = banks.update(ctx, args.bank, BankUpdate(**settings))
+    if settings.get("retention_days"):
+        _warn_summaries_at_risk(ctx, bank)
     return _show_bank(args, bank)
+
+
+def _warn_summaries_at_risk(ctx: Context, bank: Bank) -> None:
+    """Say on stderr which compaction summaries the next retention run deletes, and why."""
+    from memory.cli.compaction_cmd import summary_lines
+    from memory.retention import plan_retention, summaries_at_risk
+
+    at_risk = summaries_at_risk(ctx, bank)
+    if not at_risk:
+        return
+    cutoff = plan_retention(bank, ctx.clock.now()).cutoff
+    newer = sum(1 for s in at_risk if s.inside_window is not False)
+    sys.stderr.write(
+        f"membank: warning: the next retention run deletes {len(at_risk)} compaction "
+        f"summaries of {bank.name!r}, {newer} of them with facts that may be inside the "
+        f"new window (a summary is dated by its oldest fact):\n"
+    )
+    for line in summary_lines(at_risk[:20], cutoff):
+        sys.stderr.write(f"  {line}\n")
+    if len(at_risk) > 20:
+        sys.stderr.write(f"  ... and {len(at_risk) - 20} more\n")
 
 
 def _show(args: argparse.Namespace) -> int:

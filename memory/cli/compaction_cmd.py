@@ -10,9 +10,11 @@ from memory.cli.args import context
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from memory.compaction.apply import CompactionResult
     from memory.models import Bank
-    from memory.retention import RetentionResult
+    from memory.retention import ExpiredSummary, RetentionResult
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -127,3 +129,25 @@ def _say_retention(results: list[RetentionResult]) -> None:
         for r in results
     ]
     say(table(rows, ["bank", "retention", "status", "deleted", "cutoff (UTC)"]))
+    for r in results:
+        for line in summary_lines(r.summaries, r.cutoff):
+            say(f"{r.bank_name}: {line}")
+
+
+def summary_lines(summaries: list[ExpiredSummary], cutoff: datetime | None) -> list[str]:
+    """Return one line per compaction summary retention deletes (or would), saying why."""
+    lines = []
+    for s in summaries:
+        covers = f" of {s.covers} entries" if s.covers else ""
+        if s.inside_window:
+            newer = f"; it also held facts up to {s.newest_fact_at:%Y-%m-%d}, inside the window"
+        elif s.inside_window is None:
+            newer = "; how new its other facts were is not recorded"
+        else:
+            newer = ""
+        when = f" {cutoff:%Y-%m-%d}" if cutoff else ""
+        lines.append(
+            f"summary {s.id} (key {s.key!r}){covers} goes: it is dated by its oldest fact, "
+            f"{s.created_at:%Y-%m-%d}, before the cutoff{when}{newer}"
+        )
+    return lines

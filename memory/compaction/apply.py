@@ -26,7 +26,7 @@ records when it was made; a drop, which leaves no summary, stamps the bank first
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
@@ -310,6 +310,7 @@ def _store_summary(
             "covers": len(covered),
             "budget_tokens": plan.summary_budget,
             maintenance.COMPACTED_AT: ctx.clock.now().isoformat(),
+            NEWEST_COVERED_AT: max(newest_fact_at(e) for e in covered).isoformat(),
         },
         created_at=created_at,
     )
@@ -317,6 +318,23 @@ def _store_summary(
         ctx, bank, [item], kind="summary", summary_of=[lineage(covered)], run_hooks=False
     )
     return summary
+
+
+NEWEST_COVERED_AT = "newest_covered_at"
+"""Summary metadata: when the newest entry it holds information of was written (a summary is
+dated by its oldest, so retention may delete it while newer facts are inside the window)."""
+
+
+def newest_fact_at(entry: Entry) -> datetime:
+    """Return when the newest information an entry holds was written (a summary: the newest
+    entry it covers, when recorded; otherwise its own date)."""
+    recorded = entry.metadata.get(NEWEST_COVERED_AT) if entry.kind == "summary" else None
+    if isinstance(recorded, str):
+        try:
+            return max(datetime.fromisoformat(recorded), entry.created_at)
+        except ValueError:
+            pass
+    return entry.created_at
 
 
 def lineage(covered: Sequence[Entry]) -> list[str]:
