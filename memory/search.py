@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -331,7 +332,7 @@ def _ranked(
         ).to_pylist()
         ranked = best_per_entry(rows)
         if method == "fts":
-            ranked = carriers_after_their_turns(ranked)
+            ranked = carriers_after_their_turns(ranked, query.text)
         if len(rows) < limit:
             return Half(ranked, None)
         cut = min(float(row["_score"]) for row in rows)
@@ -341,19 +342,84 @@ def _ranked(
         limit = min(limit * OVERFETCH, MAX_FETCH)
 
 
-def carriers_after_their_turns(ranked: list[Row]) -> list[Row]:
-    """Return `ranked` with each turn that carries another hit's text (its `context_id`)
-    scored just below that hit when it was above it.
+_WORD = re.compile(r"\w+")
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP_WORDS}
+
+
+def carriers_after_their_turns(ranked: list[Row], query: str) -> list[Row]:
+    """Return `ranked` with each turn that matches only through the turn it carries (its
+    `context_id`, another hit; none of the query's words in its own text) scored just below
+    that hit when it was above it.
 
     A reply's full-text row also holds the turn before it, so a short reply ("oh no") can
     outscore the long turn that holds the query's words; the reply stays a hit (it is what
     answered), but after the turn it carries.
     """
+    asked = _words(query)
     score = {row["entry_id"]: float(row["_score"]) for row in ranked}
     changed = False
     for row in ranked:
         carried = score.get(row.get(CONTEXT_COLUMN) or "")
-        if carried is not None and float(row["_score"]) >= carried:
+        if carried is None or asked & _words(str(row.get("text") or "")):
+            continue
+        if float(row["_score"]) >= carried:
             row["_score"] = math.nextafter(carried, -math.inf)
             score[row["entry_id"]] = row["_score"]
             changed = True

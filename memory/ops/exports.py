@@ -67,6 +67,7 @@ def create(ctx: Context, jobs: Jobs, folder: Path, request: ExportRequest) -> Jo
     request.filters.check(bank)
 
     def work(record: JobRecord) -> ExportResult:
+        folder.mkdir(parents=True, exist_ok=True)  # the server's own folder (not a user's --out)
         path = folder / f"{record.id}.{request.format}"
         record.file = path
         return export.export(ctx, bank, request.format, path, request.filters)
