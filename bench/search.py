@@ -30,6 +30,7 @@ Target: membank hybrid p95 at most 1.2x the native hybrid query.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -255,6 +256,12 @@ def main(argv: list[str] | None = None) -> None:
             f"{statistics.fmean(timings[f'membank {method}']) * 1000:.2f} ms vs "
             f"{statistics.fmean(timings[f'raw {method}']) * 1000:.2f} ms"
         )
+    ratios = {
+        f"{method} p{q}": figures[f"membank {method}"][i] / figures[f"raw {method}"][i]
+        for method in ("vector", "hybrid")
+        for i, q in enumerate((50, 95))
+    }
+    print(json.dumps({"ms": {name: list(pair) for name, pair in figures.items()}, "ratio": ratios}))
 
 
 if __name__ == "__main__":
