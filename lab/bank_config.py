@@ -9,9 +9,9 @@ import streamlit as st
 
 from lab import ui
 from memory import banks, export
-from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.models import Bank, BankUpdate
+from memory.ops.compaction import compact_now
 
 
 def configuration(ctx: Context, bank: Bank) -> None:
@@ -68,7 +68,7 @@ def _compact_now(ctx: Context, bank: Bank) -> None:
         st.caption("No threshold is set: compaction never runs on this bank.")
     if st.button("Compact now", key="cfg_compact", disabled=not bank.has_trigger()):
         with ui.reported(), st.status("Compacting every partition over a threshold...") as status:
-            results = compact_bank(ctx, bank)
+            results = compact_now(ctx, bank)
             status.update(label=f"Compaction done: {len(results)} partition(s)", state="complete")
         if not results:
             st.info("No partition is over a threshold: nothing to compact.")

@@ -9,10 +9,9 @@ from memory import entries, search
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.schemas import Page, page
-from memory.compaction.apply import CompactionResult
-from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.models import Entry
+from memory.ops.compaction import CompactionResult, compact_now
 from memory.ops.lab import bank_of
 
 
@@ -50,7 +49,7 @@ def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
 def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:
     """Compact every partition of a bank over its thresholds now (or only `key`)."""
     bank = bank_of(ctx, args.memory_bank_id)
-    return compact_bank(ctx, bank, args.key)
+    return compact_now(ctx, bank, args.key)
 
 
 TOOLS: list[Callable[..., Any]] = [

@@ -19,10 +19,9 @@ from memory.api.schemas import (
     job_out,
 )
 from memory.api.state import ApiState
-from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.lab import BankSource
-from memory.ops import lab
+from memory.ops import compaction, lab
 from memory.ops.jobs import JobRecord
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["compaction"])
@@ -53,7 +52,7 @@ def compact_now(
     each partition did."""
     bank = bank_of(ctx, bank_id)
     key = body.key if body else None
-    return start(state, ctx, "compact", lambda _: compact_bank(ctx, bank, key), wait)
+    return start(state, ctx, "compact", lambda _: compaction.compact_now(ctx, bank, key), wait)
 
 
 @router.post("/test-compaction", status_code=202, summary="Test a compaction prompt")
