@@ -55,6 +55,7 @@ def test_every_seed_curl_example_succeeds(api: Api, tmp_path: Path) -> None:
     assert len(found) == 10
     bank_id = ""
     outputs: dict[str, str] = {}
+    finished: dict[str, dict[str, object]] = {}
     for comment, command in _ordered(found):
         done = _curl(api, command, bank_id, tmp_path)
         assert done.returncode == 0, (comment, done.stdout, done.stderr)
@@ -62,6 +63,10 @@ def test_every_seed_curl_example_succeeds(api: Api, tmp_path: Path) -> None:
         if comment.startswith("# Create a memory bank"):
             bank_id = json.loads(done.stdout)["id"]
             _write_thread(api, bank_id)  # stats and the compaction test need entries
+        if comment.startswith("# Test a compaction prompt against an existing bank"):
+            # let the job finish before a later example deletes the bank's entries under it
+            with api.as_acme() as http:
+                finished[comment] = wait_job(http, json.loads(done.stdout)["status_url"])
     created = json.loads(outputs["# Create a memory bank (with optional description)"])
     assert created["name"] == "My Memory Bank" and created["mode"] == "balanced"
     renamed = json.loads(outputs["# Update a memory bank"])
@@ -71,9 +76,7 @@ def test_every_seed_curl_example_succeeds(api: Api, tmp_path: Path) -> None:
         outputs["# Get entry statistics (last 30 days by default, or specify a range)"]
     )
     assert stats["total_entries"] == 4
-    job = json.loads(outputs["# Test a compaction prompt against an existing bank"])
-    with api.as_acme() as http:
-        assert wait_job(http, job["status_url"])["status"] == "succeeded"
+    assert finished["# Test a compaction prompt against an existing bank"]["status"] == "succeeded"
     assert banks.list_banks(api.ctx("acme")) == []  # the last example deleted it
 
 
