@@ -16,7 +16,6 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
-from flows.paths import storage_label
 from flows.retry import transient
 from memory import banks, purge
 from memory.compaction.apply import CompactionResult, compact_partition, reconcile
@@ -176,7 +175,7 @@ def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRo
 def compaction_sweep(data: str | None = None) -> list[BankRow]:
     """Compact every partition over a threshold in every bank with a trigger; report it."""
     ctx = open_context(data)
-    storage = storage_label(ctx.store.uri)
+    storage = ctx.store.location
     print(f"sweeping storage {storage}")
     triggered = [b for b in every_bank(ctx) if b.has_trigger()]
     checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])

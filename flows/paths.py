@@ -17,14 +17,3 @@ def note_relative(paths: list[str | None]) -> None:
             f"relative path(s) {', '.join(relative)} resolve in {Path.cwd()}, the flow run's "
             "folder: pass absolute paths to name files elsewhere"
         )
-
-
-def storage_label(uri: str) -> str:
-    """Return the storage a run works on: a local folder made absolute, a URI as given.
-
-    Sweeps print it, so a worker whose MEMBANK_URI is missing or relative (read in the
-    project folder) shows which storage it swept instead of an empty report.
-    """
-    if "://" in uri and not uri.startswith("file://"):
-        return uri
-    return str(Path(uri.removeprefix("file://")).resolve())

@@ -7,7 +7,6 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
-from flows.paths import storage_label
 from flows.retry import transient
 from memory import banks, retention
 from memory.context import open_context
@@ -61,7 +60,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
     """Apply retention to every bank with a retention period; indefinite banks keep every
     entry (their task only finishes a deletion a crash left unpruned)."""
     ctx = open_context(data)
-    storage = storage_label(ctx.store.uri)
+    storage = ctx.store.location
     print(f"sweeping storage {storage}")
     every = every_bank(ctx)
     # indefinite banks too: their run deletes nothing but finishes an interrupted deletion

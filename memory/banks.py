@@ -211,7 +211,7 @@ def get(ctx: Context, ref: str) -> Bank:
         rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))
     if not rows:
         raise NotFound(
-            f"no bank {ref!r} in account {ctx.account!r} at {ctx.store.uri}: "
+            f"no bank {ref!r} in account {ctx.account!r} at {ctx.store.location}: "
             "see `membank bank list`"
         )
     return _load(ctx, rows[0])

@@ -349,6 +349,8 @@ class Store(BankRegistry, EntryStore, LabRuns, ApiKeys, Protocol):
     """
 
     uri: str
+    location: str
+    """Where the storage is, for messages (a local folder absolute, a URI as given)."""
 
     def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Append chunk rows in one write (the table is made if missing)."""

@@ -40,7 +40,7 @@ def _api(args: argparse.Namespace) -> int:
     base = context(args)
     sys.stderr.write(
         f"membank: REST API on http://{args.host}:{args.port} (docs at /docs), "
-        f"storage {base.store.uri}; Ctrl-C stops it\n"
+        f"storage {base.store.location}; Ctrl-C stops it\n"
     )
     serve(base, host=args.host, port=args.port)
     return 0

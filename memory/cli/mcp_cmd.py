@@ -54,7 +54,7 @@ def _mcp(args: argparse.Namespace) -> int:
 
         sys.stderr.write(
             f"membank: MCP on http://{args.host}:{args.port}{MCP_PATH} (API key required), "
-            f"storage {ctx.store.uri}; Ctrl-C stops it\n"
+            f"storage {ctx.store.location}; Ctrl-C stops it\n"
         )
         serve_http(ctx, host=args.host, port=args.port)
         return 0

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import lancedb
@@ -18,6 +19,14 @@ from memory.store.maintenance import StoreTuning
 from memory.store.races import STORAGE_ERRORS
 
 T = TypeVar("T")
+
+
+def location_of(uri: str) -> str:
+    """Return where `uri` stores data, for messages: a local folder made absolute (a worker
+    whose MEMBANK_URI is relative shows which folder it used), any other URI as given."""
+    if "://" in uri and not uri.startswith("file://"):
+        return uri
+    return str(Path(uri.removeprefix("file://")).resolve())
 
 
 class Connection:
@@ -37,6 +46,8 @@ class Connection:
         tuning: StoreTuning | None = None,
     ) -> None:
         self.uri = uri
+        self.location = location_of(uri)
+        """Where the storage is, for messages: a local folder made absolute, a URI as given."""
         self.tuning = tuning or StoreTuning()
         self._storage_options = storage_options
         self._connection: Any = None

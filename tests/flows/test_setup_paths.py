@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 import flows.serve_setup as setup
-from flows.paths import note_relative, storage_label
+from flows.paths import note_relative
+from memory.store.connection import location_of
 
 PREFECT_YAML = Path(__file__).parents[2] / "prefect.yaml"
 
@@ -54,10 +55,10 @@ def test_relative_paths_are_named_with_the_folder_they_resolve_in(
     assert "in/notes.jsonl" in out and str(tmp_path) in out and "/abs/out.json" not in out
 
 
-def test_storage_label_makes_a_local_folder_absolute(
+def test_storage_location_makes_a_local_folder_absolute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert storage_label(".membank") == str(tmp_path / ".membank")
-    assert storage_label(f"file://{tmp_path}/db") == str(tmp_path / "db")
-    assert storage_label("s3://bucket/db") == "s3://bucket/db"
+    assert location_of(".membank") == str(tmp_path / ".membank")
+    assert location_of(f"file://{tmp_path}/db") == str(tmp_path / "db")
+    assert location_of("s3://bucket/db") == "s3://bucket/db"
