@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from memory import banks, entries
+from memory.compaction.bank import compact_if_over
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
 from memory.models import Bank, BankCreate, Entry, EntryIn
+from memory.ops import entries as ops_entries
 from memory.testing import MARKER, MarkerCompleter
 from memory.testing import CountingExtractiveCompleter as ExtractiveCompleter
 
@@ -65,12 +67,16 @@ def turn(key: str, index: int, speaker: str | None = "alice") -> EntryIn:
 
 
 def write_turns(
-    ctx: Context, bank: Bank, key: str, count: int, *, start: int = 0, hooks: bool = False
+    ctx: Context, bank: Bank, key: str, count: int, *, start: int = 0, compact: bool = False
 ) -> list[Entry]:
-    """Write `count` turns in one commit (no inline compaction unless `hooks`)."""
+    """Write `count` turns in one commit (then compact the partition if over, with
+    `compact`, as a user's write through `memory.ops.entries.write` does)."""
     speaker = "alice" if bank.type == "conversation" else None
     items = [turn(key, start + i, speaker) for i in range(count)]
-    return entries.write(ctx, bank, items, run_hooks=hooks)
+    written = entries.write(ctx, bank, items)
+    if compact:
+        compact_if_over(ctx, bank, {key})
+    return written
 
 
 def coverage(stored: Iterable[Entry], originals: Iterable[str]) -> Counter[str]:
@@ -169,3 +175,9 @@ def spawn_pool(processes: int) -> Iterator[Pool]:
     """Return a pool of spawned processes (never forked: forking a LanceDB user is unsafe)."""
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
         yield pool
+
+
+def user_write(ctx: Context, bank: Bank, items: Sequence[EntryIn]) -> list[Entry]:
+    """Write as a user does (`memory.ops.entries.write`: append, then compact the touched
+    partitions over a threshold); returns the stored entries."""
+    return ops_entries.write(ctx, ops_entries.WriteRequest(bank=bank.id, items=list(items))).entries

@@ -12,6 +12,7 @@ from compaction_support import (
     assert_no_loss,
     make_bank,
     turn,
+    user_write,
     write_turns,
 )
 
@@ -130,7 +131,7 @@ def test_summary_first_nothing_deleted_on_failure(
     assert banks.get(ctx, bank.id).summary_count == 0
     # the next write retries and succeeds
     scripted.enqueue("alice ordered things")
-    entries.write(ctx, bank, [EntryIn(key="k", speaker="bob", content="and one more")])
+    user_write(ctx, bank, [EntryIn(key="k", speaker="bob", content="and one more")])
     final = entries.load(ctx, bank, "k")
     assert [e.kind for e in final].count("summary") == 1
     assert_exactly_once(final, [e.id for e in after])
@@ -142,7 +143,7 @@ def test_failed_inline_compaction_does_not_fail_the_write(
     bank = make_bank(ctx, max_turns=2)
     write_turns(ctx, bank, "k", 2)
     scripted.enqueue(ProviderError("down"))
-    (written,) = entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content="third")])
+    (written,) = user_write(ctx, bank, [EntryIn(key="k", speaker="a", content="third")])
     assert written.id in {e.id for e in entries.load(ctx, bank, "k")}
     assert len(entries.load(ctx, bank, "k")) == 3
 
@@ -152,11 +153,11 @@ def test_inline_compaction_runs_after_each_write(
 ) -> None:
     bank = make_bank(ctx, max_turns=6)
     for index in range(20):
-        entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content=f"fact {index}")])
+        user_write(ctx, bank, [EntryIn(key="k", speaker="a", content=f"fact {index}")])
         assert len(entries.load(ctx, bank, "k")) <= 6
     assert extractive.calls >= 2
     other = make_bank(ctx, name="untriggered")
-    write_turns(ctx, other, "k", 30, hooks=True)
+    write_turns(ctx, other, "k", 30, compact=True)
     assert len(entries.load(ctx, other, "k")) == 30
 
 
@@ -232,7 +233,7 @@ def test_summary_is_dated_like_its_oldest_entry_and_keeps_tags_and_type(
         item.tags = ["pref", f"t{index % 2}"]
         item.created_at = clock.now() - timedelta(days=10 - index)
         items.append(item)
-    written = entries.write(ctx, bank, items, run_hooks=False)
+    written = entries.write(ctx, bank, items)
     assert compact_partition(ctx, bank, "u").status == "compacted"
     summary, *kept = entries.load(ctx, bank, "u")
     assert summary.kind == "summary"
@@ -248,7 +249,7 @@ def test_busy_partition_is_skipped_inline(ctx: Context, scripted: ScriptedComple
     with partition_lock(ctx.store.uri, bank.id, "k", timeout=0) as held:
         assert held
         result = compact_partition(ctx, bank, "k", wait=0)
-        entries.write(ctx, bank, [EntryIn(key="k", speaker="a", content="during")])
+        user_write(ctx, bank, [EntryIn(key="k", speaker="a", content="during")])
     assert result.status == "busy"
     assert scripted.calls == []
     assert len(entries.load(ctx, bank, "k")) == 4
@@ -295,7 +296,7 @@ def test_lost_race_drops_our_summary_and_deletes_nothing(
     def rival(at: str) -> None:
         if at == "summarized":  # another machine stores its summary of the same entries
             item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
-            entries.write(ctx, bank, [item], kind="summary", summary_of=[covered], run_hooks=False)
+            entries.write(ctx, bank, [item], kind="summary", summary_of=[covered])
 
     set_checkpoint(rival)
     result = compact_partition(ctx, bank, "k")
@@ -345,7 +346,7 @@ def test_recovery_keeps_a_duplicate_whose_entries_are_gone() -> None:
 
 def test_untriggered_bank_never_compacts(ctx: Context, scripted: ScriptedCompleter) -> None:
     bank = make_bank(ctx, max_turns=0, max_tokens=0)
-    write_turns(ctx, bank, "k", 40, hooks=True)
+    write_turns(ctx, bank, "k", 40, compact=True)
     assert compact_bank(ctx, bank) == []
     assert compact_partition(ctx, bank, "k").status == "under_threshold"
     assert len(entries.load(ctx, bank, "k")) == 40
@@ -361,7 +362,7 @@ def test_small_max_tokens_keeps_the_newest_fact_and_more_than_one_fact(
             f"Fact number {i}: the warehouse in sector {i} stores exactly {i}00 crates of blue "
             "ceramic tiles for the spring renovation project."
         )
-        entries.write(ctx, bank, [EntryIn(key="g", content=text)])
+        user_write(ctx, bank, [EntryIn(key="g", content=text)])
         stored = entries.load(ctx, bank, "g")
         assert stored[-1].kind == "entry" and stored[-1].content == text
     stored = entries.load(ctx, bank, "g")
@@ -380,7 +381,7 @@ def test_tiny_budget_summaries_keep_the_facts_after_each_colon(
     payers = ["Maria", "John", "Omar", "Sara", "Ken", "Ana", "Raj", "Li"]
     for i, (payee, payer) in enumerate(zip(payees, payers, strict=True), start=1):
         text = f"Invoice {i}: paid {i * 100} dollars to {payee} on 2024-03-0{i} by {payer}"
-        entries.write(ctx, bank, [EntryIn(key="g", content=text)])
+        user_write(ctx, bank, [EntryIn(key="g", content=text)])
     (summary,) = [e for e in entries.load(ctx, bank, "g") if e.kind == "summary"]
     assert summary.token_count <= summary_budget(bank)
     # whole phrases of a recent invoice, not the leading words of the first one, frozen
@@ -393,9 +394,9 @@ def test_newest_entry_alone_over_max_tokens_does_not_loop(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:
     bank = make_bank(ctx, name="big", type="general", max_tokens=100, compaction_prompt="Sum.")
-    entries.write(ctx, bank, [EntryIn(key="g", content="small note about 42 apples")])
+    user_write(ctx, bank, [EntryIn(key="g", content="small note about 42 apples")])
     huge = " ".join(f"word{n}" for n in range(200))
-    entries.write(ctx, bank, [EntryIn(key="g", content=huge)])  # inline: summarises the note
+    user_write(ctx, bank, [EntryIn(key="g", content=huge)])  # inline: summarises the note
     stored = entries.load(ctx, bank, "g")
     assert [e.kind for e in stored] == ["summary", "entry"] and stored[1].content == huge
     calls = extractive.calls

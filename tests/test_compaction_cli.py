@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from compaction_support import make_bank, run, write_turns
+from compaction_support import make_bank, run, user_write, write_turns
 
 from memory import entries
 from memory.context import Context
@@ -44,9 +44,9 @@ def test_compact_counts_the_entries_an_irreducible_partition_keeps(
     data: str, local: Context
 ) -> None:
     bank = make_bank(local, type="general", max_tokens=100)
-    entries.write(local, bank, [EntryIn(key="k", content="small note about 42 apples")])
+    user_write(local, bank, [EntryIn(key="k", content="small note about 42 apples")])
     huge = " ".join(f"word{n}" for n in range(200))
-    entries.write(local, bank, [EntryIn(key="k", content=huge)])  # inline: summary + huge
+    user_write(local, bank, [EntryIn(key="k", content=huge)])  # inline: summary + huge
     assert [e.kind for e in entries.load(local, bank, "k")] == ["summary", "entry"]
     code, out, _ = run("compact", "chat", "--data", data, "--json")
     (result,) = json.loads(out)

@@ -126,17 +126,17 @@ def _prepare(case: Case, root: Path) -> None:
     if case.op == "retention":
         bank = make_bank(ctx, retention_days=30, compaction_prompt=None)
         old = datetime.now(UTC) - timedelta(days=60)
-        entries.write(ctx, bank, [_said("k", secret, created_at=old)], run_hooks=False)
-        entries.write(ctx, bank, [_said("k", "a recent note")], run_hooks=False)
+        entries.write(ctx, bank, [_said("k", secret, created_at=old)])
+        entries.write(ctx, bank, [_said("k", "a recent note")])
     elif case.op == "compaction":  # no prompt: the overflow is dropped, nothing summarises it
         bank = make_bank(ctx, max_turns=4, compaction_prompt=None)
-        entries.write(ctx, bank, [_said("k", secret)], run_hooks=False)
-        entries.write(ctx, bank, [turn("k", i) for i in range(5)], run_hooks=False)
+        entries.write(ctx, bank, [_said("k", secret)])
+        entries.write(ctx, bank, [turn("k", i) for i in range(5)])
     else:
         bank = make_bank(ctx, compaction_prompt=None)
-        entries.write(ctx, bank, [_said("k", "first note")], run_hooks=False)
-        (gone,) = entries.write(ctx, bank, [_said("k", secret)], run_hooks=False)
-        entries.write(ctx, bank, [_said("k", "last note")], run_hooks=False)
+        entries.write(ctx, bank, [_said("k", "first note")])
+        (gone,) = entries.write(ctx, bank, [_said("k", secret)])
+        entries.write(ctx, bank, [_said("k", "last note")])
         case.target = gone.id
     case.bank = bank
 
@@ -220,10 +220,10 @@ def test_kill_9_after_a_summarising_compaction_then_counters_are_repaired(
     ctx = _context(uri)
     ctx.completer = ExtractiveCompleter
     bank = make_bank(ctx, max_turns=6)
-    entries.write(ctx, bank, [turn("k", i) for i in range(7)], run_hooks=False)
+    entries.write(ctx, bank, [turn("k", i) for i in range(7)])
     compact_partition(ctx, bank, "k")  # a first summary: summary_count 1
     first = banks.get(ctx, bank.id).last_compaction_at
-    entries.write(ctx, bank, [turn("k", i) for i in range(7, 11)], run_hooks=False)
+    entries.write(ctx, bank, [turn("k", i) for i in range(7, 11)])
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),

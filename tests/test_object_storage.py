@@ -217,7 +217,7 @@ def test_compaction_without_prompt_leaves_no_object_with_the_text(
     s3: S3, prefix: str, ctx: Context
 ) -> None:
     bank = make_bank(ctx, compaction_prompt=None, max_turns=4)
-    entries.write(ctx, bank, [_said("k", f"oldest: passport {PASSPORT}")], run_hooks=False)
+    entries.write(ctx, bank, [_said("k", f"oldest: passport {PASSPORT}")])
     write_turns(ctx, bank, "k", 4)
     assert s3.keys_containing(prefix, PASSPORT.encode())
 
@@ -234,7 +234,7 @@ def test_compaction_with_summary_leaves_no_object_with_the_text(
     scripted = ScriptedCompleter(model="scripted/test").enqueue("Alice travels in May.")
     ctx.completer = lambda: scripted
     bank = make_bank(ctx, max_turns=4)
-    entries.write(ctx, bank, [_said("k", f"oldest: passport {PASSPORT}")], run_hooks=False)
+    entries.write(ctx, bank, [_said("k", f"oldest: passport {PASSPORT}")])
     write_turns(ctx, bank, "k", 4)
     before = [e.id for e in entries.load(ctx, bank, "k")]
 

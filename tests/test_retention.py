@@ -45,7 +45,7 @@ def _write_at(ctx: Context, bank: Bank, when: datetime, text: str, **extra: obje
     item = EntryIn.model_validate(
         {"key": "k", "speaker": "s", "content": text, "created_at": when, **extra}
     )
-    (entry,) = entries.write(ctx, bank, [item], run_hooks=False)
+    (entry,) = entries.write(ctx, bank, [item])
     return entry.id
 
 
@@ -75,7 +75,7 @@ def test_expired_summaries_go_too_and_stats_follow(ctx: Context, clock: FixedClo
     old = clock.now() - timedelta(days=8)
     item = EntryIn(key="k", speaker="compaction-summary", content="old summary", created_at=old)
     item.tags.append(SUMMARY_TAG)
-    entries.write(ctx, bank, [item], kind="summary", summary_of=[["gone"]], run_hooks=False)
+    entries.write(ctx, bank, [item], kind="summary", summary_of=[["gone"]])
     banks.save(ctx, banks.get(ctx, bank.id).model_copy(update={"summary_count": 1}))
     result = retention.apply_retention(ctx, bank)
     assert (result.deleted, result.summaries_deleted) == (1, 1)
@@ -90,7 +90,7 @@ def test_no_expired_information_survives_in_a_summary(ctx: Context, clock: Fixed
     for days in (5, 4, 3):
         item = EntryIn(key="k", speaker="s", content=f"Note {days} days ago.")
         item.created_at = clock.now() - timedelta(days=days)
-        entries.write(ctx, bank, [item], run_hooks=False)
+        entries.write(ctx, bank, [item])
     (compacted,) = compact_bank(ctx, bank)
     assert compacted.status == "compacted"  # the old entry is folded into a summary
     result = retention.apply_retention(ctx, bank)
@@ -198,8 +198,8 @@ def test_a_rerun_finishes_a_retention_whose_prune_did_not_run(
 def test_an_indefinite_bank_still_gets_a_pending_deletion_finished(ctx: Context) -> None:
     bank = make_bank(ctx, type="general", retention_days=None)
     item = EntryIn(key="k", content="forget me")
-    (entry,) = entries.write(ctx, bank, [item], run_hooks=False)
-    entries.write(ctx, bank, [EntryIn(key="k", content="keep me")], run_hooks=False)
+    (entry,) = entries.write(ctx, bank, [item])
+    entries.write(ctx, bank, [EntryIn(key="k", content="keep me")])
     purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry.id), prune_now=False)
 
     result = retention.apply_retention(ctx, bank)

@@ -133,7 +133,7 @@ def test_retention_and_compaction_leave_no_copy_in_a_kept_turn(
     chat = make_bank(ctx, "chat2", max_turns=4)
     ctx.completer = lambda: ExtractiveCompleter()
     turns = [_said("Ann", f"Turn {n} mentions wombat{n}.") for n in range(5)]
-    entries.write(ctx, chat, turns, run_hooks=False)
+    entries.write(ctx, chat, turns)
     (done,) = compact_bank(ctx, chat)
     assert done.status == "compacted"
     kept = [e for e in entries.read(ctx, chat) if e.kind == "entry"]
@@ -164,7 +164,7 @@ def test_a_write_reads_the_turn_before_only_after_a_running_deletion(
 
     def write() -> None:
         try:
-            entries.write(ctx, conv, [_said("Bob", ANSWER)], run_hooks=False)
+            entries.write(ctx, conv, [_said("Bob", ANSWER)])
             done.append(None)
         except Exception as exc:  # handed to the test thread
             done.append(exc)

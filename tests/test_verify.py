@@ -59,10 +59,10 @@ def _with_secret(ctx: Context, name: str, needle: str, *, one_commit: bool = Fal
     bank = make_bank(ctx, name, compaction_prompt=None)
     items = [_said("first note"), _said(f"my card number is {needle}"), _said("last note")]
     if one_commit:  # one fragment: deleting one row leaves a deletion file
-        entries.write(ctx, bank, items, run_hooks=False)
+        entries.write(ctx, bank, items)
     else:
         for item in items:
-            entries.write(ctx, bank, [item], run_hooks=False)
+            entries.write(ctx, bank, [item])
     return bank
 
 
@@ -250,7 +250,7 @@ def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
     needle = "qxtmpfsneedle"
     bank = make_bank(ctx, "chat", compaction_prompt=None)
     noise = [_said(f"note {i} {os.urandom(3000).hex()}") for i in range(20)]
-    entries.write(ctx, bank, noise, run_hooks=False)
+    entries.write(ctx, bank, noise)
     bank = _with_secret(ctx, "secrets", needle, one_commit=True)
     assert _files_containing(data, needle.encode())  # positive control
     filler = small / "filler"

@@ -1,4 +1,4 @@
-"""Wiring: a hand-built Context compacts inline, no import cycles, no heavy imports offline."""
+"""Wiring: writes through ops compact, appending never does; no import cycles or heavy imports."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from memory import banks, entries
 from memory.context import Context
 from memory.models import BankCreate, EntryIn
+from memory.ops import entries as ops_entries
 from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
 
@@ -31,10 +32,10 @@ def _bank_with_three_turns(ctx: Context) -> banks.Bank:
 def _five_turns(ctx: Context, bank: banks.Bank) -> None:
     for i in range(5):
         item = EntryIn(key="c1", speaker="alice", content=f"Turn {i}: order #{100 + i} ships.")
-        entries.write(ctx, bank, [item])
+        ops_entries.write(ctx, ops_entries.WriteRequest(bank=bank.id, items=[item]))
 
 
-def test_a_context_built_by_hand_compacts_after_a_write(tmp_path: Path) -> None:
+def test_a_write_through_ops_compacts_the_partition_it_takes_over(tmp_path: Path) -> None:
     ctx = Context(
         store=LanceStore(str(tmp_path / "db")), embedder=lambda m: HashingEmbedder(m.dims)
     )
@@ -46,23 +47,37 @@ def test_a_context_built_by_hand_compacts_after_a_write(tmp_path: Path) -> None:
     assert stored[-1].content == "Turn 4: order #104 ships."  # the newest stays verbatim
 
 
-def test_a_context_without_the_after_write_step_does_not_compact(tmp_path: Path) -> None:
+def test_the_write_result_says_what_it_compacted(tmp_path: Path) -> None:
     ctx = Context(
-        store=LanceStore(str(tmp_path / "db")),
-        embedder=lambda m: HashingEmbedder(m.dims),
-        after_write=None,
+        store=LanceStore(str(tmp_path / "db")), embedder=lambda m: HashingEmbedder(m.dims)
+    )
+    _bank_with_three_turns(ctx)
+    results = []
+    for i in range(4):
+        item = EntryIn(key="c1", speaker="alice", content=f"Turn {i}.")
+        results.append(ops_entries.write(ctx, ops_entries.WriteRequest(bank="chat", items=[item])))
+    assert [len(r.compacted) for r in results] == [0, 0, 0, 1]
+    assert results[-1].compacted[0].status == "compacted"
+
+
+def test_appending_entries_never_compacts(tmp_path: Path) -> None:
+    """`memory.entries.write` only appends: compaction is the caller's explicit next step."""
+    ctx = Context(
+        store=LanceStore(str(tmp_path / "db")), embedder=lambda m: HashingEmbedder(m.dims)
     )
     bank = _bank_with_three_turns(ctx)
-    _five_turns(ctx, bank)
+    for i in range(5):
+        entries.write(ctx, bank, [EntryIn(key="c1", speaker="alice", content=f"Turn {i}.")])
     assert [e.kind for e in entries.load(ctx, bank, "c1")] == ["entry"] * 5
 
 
 @pytest.mark.process
-def test_inline_compaction_does_not_depend_on_what_was_imported(tmp_path: Path) -> None:
-    """In a fresh process that imports the entries module before anything else and never
-    names memory.compaction, writes still compact (wiring lives in Context, not in imports)."""
+def test_compaction_after_a_write_does_not_depend_on_what_was_imported(tmp_path: Path) -> None:
+    """In a fresh process that imports the ops module before anything else and never names
+    memory.compaction, writes still compact (the use case calls it, not an import side
+    effect)."""
     code = f"""
-from memory import entries
+from memory.ops import entries
 from memory import banks
 from memory.context import Context
 from memory.models import BankCreate, EntryIn
@@ -73,8 +88,9 @@ ctx = Context(store=store, embedder=lambda m: HashingEmbedder(m.dims))
 bank = banks.create(ctx, BankCreate(name="chat", type="conversation", max_turns=3,
                                     compaction_prompt="Keep every fact."))
 for i in range(5):
-    entries.write(ctx, bank, [EntryIn(key="c1", speaker="alice", content=f"Turn {{i}}.")])
-print(len(entries.load(ctx, bank, "c1")))
+    item = EntryIn(key="c1", speaker="alice", content=f"Turn {{i}}.")
+    entries.write(ctx, entries.WriteRequest(bank="chat", items=[item]))
+print(len(store.entries(bank.id)))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -314,9 +314,7 @@ def _store_summary(
         },
         created_at=created_at,
     )
-    (summary,) = entries.write(
-        ctx, bank, [item], kind="summary", summary_of=[lineage(covered)], run_hooks=False
-    )
+    (summary,) = entries.write(ctx, bank, [item], kind="summary", summary_of=[lineage(covered)])
     return summary
 
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from memory.errors import ProviderError
 from memory.models import Bank, Entry
 from memory.ports import Completer, Message
-from memory.providers import completer_for as completer_from_settings
 from memory.providers import describe
 from memory.providers.tokens import count_tokens
 
@@ -21,9 +20,7 @@ EXTRACTIVE_LABEL = "[extractive summary]"
 
 def completer_for(ctx: Context) -> Completer:
     """Return the context's completer, or the one the settings name (offline or litellm)."""
-    if ctx.completer is not None:
-        return ctx.completer()
-    return completer_from_settings(ctx.settings)
+    return ctx.summary_completer()
 
 
 def summarizer_label(model: str) -> str:

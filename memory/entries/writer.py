@@ -1,5 +1,8 @@
-"""Write entries: validation by bank type, chunking, embedding, one storage commit, then the
-context's after-write step (inline compaction)."""
+"""Append entries: validation by bank type, chunking, embedding, one storage commit.
+
+Appending is all this does: compaction of the partitions a write takes over a threshold is the
+caller's next step (`memory.ops.entries.write` does both), never a hook run from here.
+"""
 
 from __future__ import annotations
 
@@ -54,7 +57,6 @@ def write(
     *,
     kind: EntryKind = "entry",
     summary_of: Sequence[Sequence[str]] | None = None,
-    run_hooks: bool = True,
     unique: bool = False,
 ) -> list[Entry]:
     """Validate, chunk, embed and store entries in one commit; returns the stored entries.
@@ -62,9 +64,8 @@ def write(
     With `unique`, an entry whose id the bank already holds is skipped, atomically per bank
     (`store.add_new_rows`), and left out of the result.
 
-    Nothing is written unless every item is valid. After the write, the context's
-    `after_write` step (inline compaction) runs for the touched keys, unless `run_hooks`
-    is False.
+    Nothing is written unless every item is valid. A deletion of this bank whose prune a
+    crash or a full disk stopped is finished first, when no one else holds the bank.
     """
     if not items:
         return []
@@ -81,19 +82,16 @@ def write(
     table = pa.table(columns).append_column(
         "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
     )
-    if run_hooks:  # a deletion whose prune a crash or a full disk stopped: finish it now
-        purge.finish(ctx, bank, wait=0)
+    purge.finish(ctx, bank, wait=0)
     if bank.type != "conversation":
-        written = _add(ctx, bank, table, written, unique)
-        return _after(ctx, bank, written, run_hooks)
+        return _add(ctx, bank, table, written, unique)
     carry = ctx.settings.neighbour_index
     # the turns before ours are read and carried with no deletion in between
     with ctx.store.bank_lock(bank.id, timeout=None) if carry else nullcontext():
         derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
         table = table.append_column(FTS_COLUMN, pa.array(derived.search_text, pa.string()))
         table = table.append_column(CONTEXT_COLUMN, pa.array(derived.context_id, pa.string()))
-        written = _add(ctx, bank, table, written, unique)
-    return _after(ctx, bank, written, run_hooks)
+        return _add(ctx, bank, table, written, unique)
 
 
 def _add(
@@ -105,13 +103,6 @@ def _add(
         return written
     skipped = ctx.store.add_new_rows(bank.id, table)
     return [entry for entry in written if entry.id not in skipped]
-
-
-def _after(ctx: Context, bank: Bank, written: list[Entry], run_hooks: bool) -> list[Entry]:
-    """Run the context's after-write step (inline compaction) on the keys written."""
-    if run_hooks and ctx.after_write is not None:
-        ctx.after_write(ctx, bank, {e.key for e in written})
-    return written
 
 
 @contextmanager

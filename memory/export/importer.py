@@ -237,7 +237,6 @@ def _write_batch(ctx: Context, bank: Bank, batch: list[ExportedEntry]) -> None:
             [_entry_in(e) for e in items],
             kind=kind,
             summary_of=[e.summary_of for e in items],
-            run_hooks=False,
         )
 
 

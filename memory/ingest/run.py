@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from memory import entries, purge, validation
+from memory.compaction.bank import compact_if_over
 from memory.errors import InvalidInput
 from memory.ingest.rejects import RejectsWriter, check_rejects_path
 from memory.ingest.report import CompactionTally, FileReport, IngestReport
@@ -338,11 +339,10 @@ class _BatchWriter:
             fresh.append(item)
             placed.append(pending)
         self._delete(replace)
-        written = entries.write(self.ctx, self.bank, fresh, run_hooks=False, unique=True)
+        written = entries.write(self.ctx, self.bank, fresh, unique=True)
         self._count_skipped(placed, {entry.id for entry in written}, replace)
         touched = {entry.key for entry in written}
-        if self.ctx.after_write is not None:
-            self.compaction.add(self.ctx.after_write(self.ctx, self.bank, touched))
+        self.compaction.add(compact_if_over(self.ctx, self.bank, touched))
 
     def _count_skipped(
         self, batch: list[_Pending], written: set[str], replace: dict[str, Stored]

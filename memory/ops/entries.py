@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from memory import banks, entries
 from memory.models import Bank, Entry, EntryIn, SearchHit, SearchQuery
+from memory.ops.compaction import compact_if_over
 
 if TYPE_CHECKING:
     from memory.compaction.apply import CompactionResult
@@ -66,10 +67,12 @@ class ForgetResult:
 
 
 def write(ctx: Context, request: WriteRequest) -> WriteResult:
-    """Validate, chunk, embed and store the items in one commit (the context's after-write
-    step compacts the touched partitions over a threshold)."""
+    """Validate, chunk, embed and store the items in one commit, then compact each touched
+    partition that went over a threshold (the write stands even if a summary fails)."""
     bank = banks.get(ctx, request.bank)
-    return WriteResult(bank=bank, entries=entries.write(ctx, bank, request.items))
+    written = entries.write(ctx, bank, request.items)
+    compacted = compact_if_over(ctx, bank, {entry.key for entry in written})
+    return WriteResult(bank=bank, entries=written, compacted=compacted)
 
 
 def search(ctx: Context, request: SearchRequest) -> SearchResult:

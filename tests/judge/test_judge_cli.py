@@ -47,7 +47,7 @@ def chat(ctx: Context) -> banks.Bank:
         speaker, text = row.split(": ", 1)
         items.append(EntryIn(key="c1", speaker=speaker, content=text))
     items.append(EntryIn(key="c2", speaker="Lee", content="The report is due on June 9."))
-    entries.write(ctx, bank, items, run_hooks=False)
+    entries.write(ctx, bank, items)
     return bank
 
 

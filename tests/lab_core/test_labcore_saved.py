@@ -139,7 +139,7 @@ def test_compacting_entries_deletes_the_runs_holding_a_copy(ctx: Context) -> Non
     on_c1 = run_test(ctx, BankSource(bank="chat", key="c-1"), prompt="Keep orders.")
     on_c2 = run_test(ctx, BankSource(bank="chat", key="c-2"), prompt="Keep orders.")
 
-    write_turns(ctx, bank, "c-1", 1, start=4, hooks=True)  # over max_turns: compacts c-1
+    write_turns(ctx, bank, "c-1", 1, start=4, compact=True)  # over max_turns: compacts c-1
 
     assert entries.load(ctx, bank, "c-1")[0].kind == "summary"
     assert [r.id for r in list_runs(ctx)] == [on_c2.id]
