@@ -9,7 +9,8 @@ trigger) gets `--entries` support-chat turns over 50 keys in one write. Then, in
 both sides one after the other, the side going first alternating (so load from other
 processes hits both sides alike, and neither search follows the other side's write):
 - in process: `search.search(ctx, bank, SearchQuery(text=..., k=10))` (hybrid) and
-  `entries.write(ctx, bank, [one EntryIn])` (its after-write hooks too, as the server's),
+  `ops.entries.write(ctx, WriteRequest(bank, [one EntryIn]))` (compaction after it too, as
+  the server's),
   on a Context of this process with the server's defaults;
 - over HTTP: the same calls as `POST /memory_banks/{id}/search` and
   `POST /memory_banks/{id}/entries`, from this process (the load generator, one keep-alive
@@ -43,6 +44,7 @@ from memory import banks, entries, search
 from memory.accounts import create_key
 from memory.context import Context
 from memory.models import BankCreate, EntryIn, SearchQuery
+from memory.ops import entries as ops_entries
 from memory.store.lance import LanceStore
 
 ACCOUNT = "bench"
@@ -162,7 +164,7 @@ def main() -> None:
     data = str(Path(folder) / "db")
     ctx = Context(store=LanceStore(data), account=ACCOUNT)  # the defaults, as the server
     bank = banks.create(ctx, BankCreate(name="support", type="conversation", mode="balanced"))
-    entries.write(ctx, bank, [_turn(i) for i in range(args.entries)], run_hooks=False)
+    entries.write(ctx, bank, [_turn(i) for i in range(args.entries)])
     key = create_key(ctx, ACCOUNT).key
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -203,7 +205,7 @@ def main() -> None:
                     written += 1
                     clock = time.perf_counter()
                     if side == "local":
-                        entries.write(ctx, bank, [item])
+                        ops_entries.write(ctx, ops_entries.WriteRequest(bank.id, [item]))
                     else:
                         body = item.model_dump(include={"key", "speaker", "content"})
                         http.post(write_path, json=body).raise_for_status()

@@ -88,7 +88,7 @@ def load_partitions(ctx: Context, bank: Bank, path: Path, per: str) -> list[str]
                     created_at=T0 + timedelta(minutes=minute),
                 )
             )
-    entries.write(ctx, bank, items, run_hooks=False)
+    entries.write(ctx, bank, items)
     return keys
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import threading
@@ -21,13 +20,13 @@ def _bank_with_entries(api: Api, **fields: object) -> str:
     with api.as_acme() as http:
         body = {"name": "support", "type": "conversation", **fields}
         bank_id: str = http.post("/memory_banks", json=body).json()["id"]
-    ctx = dataclasses.replace(api.ctx("acme"), after_write=None)  # no inline compaction
+    ctx = api.ctx("acme")  # memory.entries.write only appends: no compaction
     bank = banks.get(ctx, bank_id)
     items = [
         EntryIn(key=f"c{i % 2}", speaker="Dana" if i % 3 else "Ops", content=f"order {i} shipped")
         for i in range(12)
     ]
-    entries.write(ctx, bank, items, run_hooks=False)
+    entries.write(ctx, bank, items)
     return bank_id
 
 

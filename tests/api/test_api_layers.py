@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from api_support import Api, wait_job
 
 from memory import banks, entries
@@ -17,12 +15,12 @@ def _bank(api: Api, **fields: object) -> str:
     with api.as_acme() as http:
         body = {"name": "support", "type": "conversation", **fields}
         made: str = http.post("/memory_banks", json=body).json()["id"]
-    ctx = dataclasses.replace(api.ctx("acme"), after_write=None)
+    ctx = api.ctx("acme")
     items = [
         EntryIn(key="c1", speaker="Dana", content=f"order {1000 + i} arrived damaged on day {i}")
         for i in range(8)
     ]
-    entries.write(ctx, banks.get(ctx, made), items, run_hooks=False)
+    entries.write(ctx, banks.get(ctx, made), items)
     return made
 
 

@@ -178,7 +178,7 @@ def test_write_search_load_forget(server: MCPServer, ctx: Context) -> None:
 def test_compact_now_summarizes_a_partition_over_its_threshold(
     ctx: Context, servers: Servers
 ) -> None:
-    quiet = replace(ctx, after_write=None)  # no inline compaction: the partition grows over
+    quiet = ctx  # memory.entries.write only appends: the partition grows over
     bank = banks.create(
         quiet,
         BankCreate(name="s", type="conversation", max_turns=3, compaction_prompt="Keep the facts."),
