@@ -95,7 +95,7 @@ def build_rows(
     """Return `count` entry rows as the write path hands them to the store, and their texts.
 
     With `neighbours`, each row's full-text `search_text` also carries the text of the row
-    before it in its key, as a conversation turn's does (`memory.entries.search_context`).
+    before it in its key, as a conversation turn's does (`memory.store.neighbour_text`).
     """
     vocabulary = [f"w{i}" for i in range(VOCABULARY)]
     ranks = np.minimum(rng.zipf(1.2, size=(count, WORDS_PER_ENTRY)), VOCABULARY) - 1

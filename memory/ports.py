@@ -210,6 +210,23 @@ class EntryStore(Protocol):
         """Drop a bank's entries table and its files."""
         ...
 
+    def append(
+        self,
+        bank_id: str,
+        written: Sequence[Entry],
+        split: Sequence[Sequence[str]],
+        vectors: Any,
+        *,
+        stored_json: Sequence[tuple[str, str]],
+        turns: bool = False,
+        carry: bool = False,
+        unique: bool = False,
+    ) -> list[Entry]:
+        """Store entries in one commit, each as its chunks `split` with one vector per chunk;
+        `turns`: conversation turns (dated index text), `carry`: a turn's index text also
+        carries the turn before it, `unique`: skip ids the bank holds. Returns those stored."""
+        ...
+
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id is not held yet, atomically per bank;
         returns the entry ids skipped."""

@@ -7,34 +7,27 @@ caller's next step (`memory.ops.entries.write` does both), never a hook run from
 from __future__ import annotations
 
 import gc
-import json
 import os
-import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from memory import banks, purge, validation
 from memory.clock import as_utc
 from memory.config import Mode
-from memory.entries import search_context
 from memory.entries.chunking import Chunks, chunk_many
 from memory.errors import InvalidInput
 from memory.models import Bank, Entry, EntryIn, EntryKind
-from memory.store.indices import FTS_COLUMN
-from memory.store.schema import CONTEXT_COLUMN, index_text
+from memory.types.entry_text import index_text
 
 if TYPE_CHECKING:
     from memory.context import Context
 
 EMBED_BATCH = 256
 """Chunk texts given to the embedder at once (it batches further by length)."""
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""What `json.dumps(value, ensure_ascii=False)` uses, made once instead of per call."""
 
 
 def validate(
@@ -73,36 +66,25 @@ def write(
         now = ctx.clock.now()
         stored_json = [validation.check_entry(bank, item, kind, now=now) for item in items]
         mode = banks.mode_of(bank)
-        written, columns, split = _records(ctx, bank, mode, items, stored_json, kind, summary_of)
+        written, split = _records(ctx, bank, mode, items, kind, summary_of)
         embed_texts = [
-            index_text(speaker, text)
-            for speaker, text in zip(columns["speaker"], columns["text"], strict=True)
+            index_text(entry.speaker, text)
+            for entry, chunks in zip(written, split, strict=True)
+            for text in chunks.texts
         ]
     vectors = _embed(ctx, mode, embed_texts)
-    table = pa.table(columns).append_column(
-        "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), mode.dims)
-    )
     purge.finish(ctx, bank, wait=0)
-    if bank.type != "conversation":
-        return _add(ctx, bank, table, written, unique)
-    carry = ctx.settings.neighbour_index
-    # the turns before ours are read and carried with no deletion in between
-    with ctx.store.bank_lock(bank.id, timeout=None) if carry else nullcontext():
-        derived = search_context.search_columns(ctx.store, bank, written, split, carry=carry)
-        table = table.append_column(FTS_COLUMN, pa.array(derived.search_text, pa.string()))
-        table = table.append_column(CONTEXT_COLUMN, pa.array(derived.context_id, pa.string()))
-        return _add(ctx, bank, table, written, unique)
-
-
-def _add(
-    ctx: Context, bank: Bank, table: pa.Table, written: list[Entry], unique: bool
-) -> list[Entry]:
-    """Append the rows; with `unique`, only entries whose id is new (returns those written)."""
-    if not unique:
-        ctx.store.add_rows(bank.id, table)
-        return written
-    skipped = ctx.store.add_new_rows(bank.id, table)
-    return [entry for entry in written if entry.id not in skipped]
+    turns = bank.type == "conversation"
+    return ctx.store.append(
+        bank.id,
+        written,
+        [chunks.texts for chunks in split],
+        vectors,
+        stored_json=stored_json,
+        turns=turns,
+        carry=turns and ctx.settings.neighbour_index,
+        unique=unique,
+    )
 
 
 @contextmanager
@@ -129,15 +111,10 @@ def _records(
     bank: Bank,
     mode: Mode,
     items: Sequence[EntryIn],
-    stored_json: list[tuple[str, str]],
     kind: EntryKind,
     summary_of: Sequence[Sequence[str]] | None,
-) -> tuple[list[Entry], dict[str, list[Any]], list[Chunks]]:
-    """Return validated items as entries, the column lists of their chunk rows and their
-    chunks (a conversation bank's `search_text` and `context_id` come later, see `write`).
-
-    `stored_json` holds each item's metadata and attachments as `check_entry` returned them.
-    """
+) -> tuple[list[Entry], list[Chunks]]:
+    """Return validated items as entries and their chunks."""
     now = as_utc(ctx.clock.now())
     split = chunk_many(
         [item.content for item in items], size=mode.chunk_size, overlap=mode.chunk_overlap
@@ -163,8 +140,7 @@ def _records(
             zip(items, split, _new_ids(len(items)), strict=True)
         )
     ]
-    columns = _columns(written, split, stored_json, time.time_ns())
-    return written, columns, split
+    return written, split
 
 
 _ENTRY_FIELDS = frozenset(Entry.model_fields)
@@ -193,40 +169,6 @@ def _new_ids(count: int) -> list[str]:
 
 _VARIANT = {f"{n:x}": "89ab"[n & 3] for n in range(16)}
 """The RFC 4122 variant nibble (10xx) keeping a random hex digit's two low bits."""
-
-
-def _columns(
-    written: list[Entry], split: list[Chunks], stored_json: list[tuple[str, str]], seq: int
-) -> dict[str, list[Any]]:
-    """Return the column lists of the chunk rows of `written` (content on chunk 0 only)."""
-    chunk_index = [index for chunks in split for index in range(len(chunks.texts))]
-    if len(chunk_index) == len(written):  # one chunk each, the common case
-        owners, rows = written, list(range(len(written)))
-    else:
-        rows = [position for position, chunks in enumerate(split) for _ in chunks.texts]
-        owners = [written[position] for position in rows]
-    counts = [len(split[position].texts) for position in rows]
-    return {
-        "entry_id": [e.id for e in owners],
-        "key": [e.key for e in owners],
-        "speaker": [e.speaker for e in owners],
-        "role": [e.role for e in owners],
-        "memory_type": [e.memory_type for e in owners],
-        "kind": [e.kind for e in owners],
-        "chunk_index": chunk_index,
-        "chunk_count": counts,
-        "text": [text for chunks in split for text in chunks.texts],
-        "content": [
-            e.content if i == 0 else None for e, i in zip(owners, chunk_index, strict=True)
-        ],
-        "tags": [e.tags for e in owners],
-        "metadata": [stored_json[position][0] for position in rows],
-        "attachments": [stored_json[position][1] for position in rows],
-        "summary_of": [e.summary_of for e in owners],
-        "created_at": [e.created_at for e in owners],
-        "seq": [seq + position for position in rows],
-        "token_count": [e.token_count for e in owners],
-    }
 
 
 def _embed(ctx: Context, mode: Mode, texts: list[str]) -> Any:

@@ -11,8 +11,9 @@ latest version by one retry policy (`races`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from memory.store import (
     indices,
     locks,
     maintenance,
+    neighbour_text,
     neighbours,
     queries,
     unique,
@@ -38,7 +40,7 @@ from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
-from memory.store.rows import entries_of
+from memory.store.rows import entries_of, rows_of
 from memory.store.schema import (
     CONTEXT_COLUMN,
     ENTRY_COLUMNS,
@@ -132,6 +134,49 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         self._tables.pop(name, None)
         if name in self._table_names():
             self._db.drop_table(name)
+
+    def append(
+        self,
+        bank_id: str,
+        written: Sequence[Entry],
+        split: Sequence[Sequence[str]],
+        vectors: Any,
+        *,
+        stored_json: Sequence[tuple[str, str]],
+        turns: bool = False,
+        carry: bool = False,
+        unique: bool = False,
+    ) -> list[Entry]:
+        """Store `written` in one commit (each entry's chunks `split`, one vector per chunk
+        in `vectors`, its metadata and attachments as JSON in `stored_json`); returns the
+        entries stored.
+
+        With `turns` (a conversation bank), each chunk's full-text row starts with its
+        date, and with `carry` a turn's first chunk also carries the turn before it
+        (`memory.store.neighbour_text`): the turns carried are read and the rows committed
+        under the bank's lock, so no deletion falls in between. With `unique`, an entry
+        whose id the bank already holds is skipped, atomically per bank, and left out of
+        the result.
+        """
+        table = pa.table(rows_of(written, split, stored_json, time.time_ns()))
+        dims = int(vectors.shape[1])
+        table = table.append_column(
+            "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dims)
+        )
+        with self.bank_lock(bank_id, timeout=None) if carry else nullcontext():
+            if turns:
+                derived = neighbour_text.search_columns(self, bank_id, written, split, carry=carry)
+                table = table.append_column(
+                    indices.FTS_COLUMN, pa.array(derived.search_text, pa.string())
+                )
+                table = table.append_column(
+                    CONTEXT_COLUMN, pa.array(derived.context_id, pa.string())
+                )
+            if not unique:
+                self.add_rows(bank_id, table)
+                return list(written)
+            skipped = self.add_new_rows(bank_id, table)
+        return [entry for entry in written if entry.id not in skipped]
 
     def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Append chunk rows to a bank's entries table.

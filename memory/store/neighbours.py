@@ -2,7 +2,7 @@
 
 A turn's `search_text` is its own part, then CONTEXT_SEPARATOR and the text of the turn
 before it in the same key, whose entry id is in `context_id` (written by
-`memory.entries.search_context`). Questions often need both halves of an exchange ("What
+`memory.store.neighbour_text`). Questions often need both halves of an exchange ("What
 did Ann recommend?" answered by "Try the Basque place" after "Any dinner tips?"), so the
 full-text index finds a turn by its neighbour's words too.
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from memory.types.entry_text import SPEAKER_SEPARATOR, index_text
+
+__all__ = ["SPEAKER_SEPARATOR", "index_text"]
+
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 BANKS_SCHEMA = pa.schema(
@@ -25,7 +29,7 @@ def entries_schema(dims: int) -> pa.Schema:
     `content` (the whole entry text) is stored on chunk 0 only, `text` holds the chunk and
     `search_text` what the full-text index sees (`index_text` of the speaker and the chunk;
     a conversation turn's also holds its date and, after CONTEXT_SEPARATOR, the turn before
-    it, whose entry id is `context_id`: see `memory.entries.search_context`).
+    it, whose entry id is `context_id`: see `memory.store.neighbour_text`).
     """
     return pa.schema(
         [
@@ -61,17 +65,6 @@ DERIVED_COLUMNS = ("search_text", CONTEXT_COLUMN, "vector")
 ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name not in DERIVED_COLUMNS]
 """Every column but the derived ones: what reads project when they need whole entries."""
 
-SPEAKER_SEPARATOR = ": "
 CONTEXT_SEPARATOR = "\x1e"
 """Ends a row's own part of `search_text`; what follows is the turn before it (`context_id`),
 dropped when that turn is deleted (`memory.store.neighbours`). Never part of a text."""
-
-
-def index_text(speaker: str | None, text: str) -> str:
-    """Return the text a chunk is retrieved by: `speaker: text`, or the text without a speaker.
-
-    In a conversation, who said a turn is part of what it means ("I moved to Paris" said by
-    Ann is about Ann), and questions name people, so the speaker goes into the full-text
-    index and into the embedded text. General entries have no speaker.
-    """
-    return f"{speaker}{SPEAKER_SEPARATOR}{text}" if speaker else text

@@ -13,7 +13,7 @@ General banks keep their text as it is.
 
 Deletion stays final: deleting a turn first takes it out of the index text of the turn
 carrying it (`memory.store.neighbours`, called by `memory.purge` under the bank's lock), and
-a write reads the turns it carries and commits under the same lock (`writer.write`), so a
+a write reads the turns it carries and commits under the same lock (`LanceStore.append`), so a
 deletion never misses a carrier written while it runs (on object storage the lock holds
 within one process, as for every deletion). The turn before is the
 latest stored turn of the key at or before the new one's time (`created_at`, then write
@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory.entries.chunking import Chunks
-from memory.models import Bank, Entry
+from memory.models import Entry
 from memory.store import filters
-from memory.store.schema import CONTEXT_SEPARATOR, index_text
+from memory.store.schema import CONTEXT_SEPARATOR
+from memory.types.entry_text import index_text
 
 if TYPE_CHECKING:
-    from memory.ports import Store
+    from memory.store.lance import LanceStore
 
 
 @dataclass(frozen=True)
@@ -61,28 +61,29 @@ def _day_text(day: date) -> str:
 
 
 def search_columns(
-    store: Store,
-    bank: Bank,
+    store: LanceStore,
+    bank_id: str,
     written: Sequence[Entry],
-    split: Sequence[Chunks],
+    split: Sequence[Sequence[str]],
     *,
     carry: bool = True,
 ) -> SearchColumns:
     """Return the `search_text` and `context_id` of every chunk row of a conversation
-    bank's `written` (a general bank's the store derives: `speaker: text`).
+    bank's `written`, chunked as `split` (a general bank's the store derives: `speaker:
+    text`).
 
     Each chunk is indexed after its entry's date; a turn's first chunk also carries the turn
     before it (module docstring) unless `carry` is False (`Settings.neighbour_index`). Reads
     the keys' stored turns: the caller holds the bank's lock from here to its commit, so no
     deletion of a carried turn falls in between.
     """
-    before = _turns_before(store, bank, written, split) if carry else {}
+    before = _turns_before(store, bank_id, written, split) if carry else {}
     texts: list[str] = []
     context: list[str | None] = []
     for position, (entry, chunks) in enumerate(zip(written, split, strict=True)):
         day = date_text(entry.created_at)
         previous = before.get(position)
-        for index, text in enumerate(chunks.texts):
+        for index, text in enumerate(chunks):
             own = f"{day}\n{_clean(index_text(entry.speaker, text))}"
             if index == 0 and previous is not None:
                 texts.append(f"{own}{CONTEXT_SEPARATOR}{_clean(previous[1])}")
@@ -99,7 +100,7 @@ def _clean(text: str) -> str:
 
 
 def _turns_before(
-    store: Store, bank: Bank, written: Sequence[Entry], split: Sequence[Chunks]
+    store: LanceStore, bank_id: str, written: Sequence[Entry], split: Sequence[Sequence[str]]
 ) -> dict[int, tuple[str, str]]:
     """Return, by position in `written`, the (entry id, text of its last chunk) of the turn
     before each new turn: the previous one of its key, in this write or stored (stored
@@ -111,7 +112,7 @@ def _turns_before(
     if not by_key:
         return {}
     latest = max(written[p].created_at for positions in by_key.values() for p in positions)
-    stored = _stored_timelines(store, bank, sorted(by_key), latest)
+    stored = _stored_timelines(store, bank_id, sorted(by_key), latest)
     before: dict[int, tuple[str, str]] = {}
     for key, positions in by_key.items():
         timeline = stored.get(key)
@@ -125,7 +126,7 @@ def _turns_before(
             elif timeline is not None and older:
                 before[position] = timeline.turn(older - 1)
             entry = written[position]
-            previous = (moment, entry.id, split[position].texts[-1])
+            previous = (moment, entry.id, split[position][-1])
     return before
 
 
@@ -144,14 +145,14 @@ class _Timeline:
 
 
 def _stored_timelines(
-    store: Store, bank: Bank, keys: list[str], latest: datetime
+    store: LanceStore, bank_id: str, keys: list[str], latest: datetime
 ) -> dict[str, _Timeline]:
     """Return the stored turns of each key up to `latest`, in order.
 
     One scan (the key index narrows it to the keys' rows) of each turn's last chunk, sorted
     in Arrow; only the times become Python values, a text only when it is carried."""
     table = store.scan(
-        bank.id,
+        bank_id,
         columns=["entry_id", "key", "created_at", "seq", "text"],
         where=filters.conjoin(
             filters.one_of("key", keys),
