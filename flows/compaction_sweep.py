@@ -2,46 +2,34 @@
 compact them.
 
 Summarising tasks carry the `llm` tag, so a Prefect concurrency limit on that tag (`membank
-serve` creates one) caps LLM calls across every running flow. A failed summary raises, so
-Prefect retries the task; what still fails is reported, with nothing deleted. Deletions are
+serve` creates one) caps LLM calls across every running flow. A summary's transient model
+errors are retried by the provider, not by Prefect (the rule is in `flows.tasks`): a summary
+that still fails fails its task and is reported, with nothing deleted, and the next sweep
+tries the partition again. Deletions are
 made final (pruned) once per bank after all its partitions: a prune rewrites table files,
 and one per partition would cost a large bank dearly.
 """
 
 from __future__ import annotations
 
-from prefect import flow, task, unmapped
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
+from typing import Any
+
+from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
-from flows.retry import transient
-from memory import banks, purge
-from memory.compaction.apply import CompactionResult, compact_partition, reconcile
-from memory.compaction.scan import evaluate_bank
-from memory.context import open_context
+from flows.tasks import bank_task, publish_table
+from memory.context import Context, open_context
 from memory.models import Bank
-from memory.sweeps import every_bank
+from memory.ops import sweeps
+from memory.ops.sweeps import BankCheck, CompactionResult, PartitionStep
 
 LLM_TAG = "llm"
 """Tag of tasks that call an LLM; `membank serve` sets a concurrency limit on it."""
 
 
 class CompactionFailed(RuntimeError):
-    """A partition's summary step failed; raised so Prefect retries the task."""
-
-
-class BankCheck(BaseModel):
-    """One bank's evaluation: partitions checked and those over a threshold."""
-
-    bank_id: str
-    bank_name: str
-    account: str
-    summarized: bool
-    """True when the bank has a compaction prompt (its tasks call an LLM)."""
-    partitions: int
-    over: list[str]
+    """A partition's summary step failed (its entries kept); the task fails with it."""
 
 
 class BankRow(BaseModel):
@@ -56,99 +44,72 @@ class BankRow(BaseModel):
     failures: list[str] = Field(default_factory=list)
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=5,
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="evaluate {bank_id}",
-)
-def evaluate(data: str | None, account: str, bank_id: str) -> BankCheck:
-    """Finish any interrupted compaction's bookkeeping, then find partitions over a threshold."""
-    ctx = open_context(data, account=account)
-    bank = banks.get(ctx, bank_id)
-    reconcile(ctx, bank)
-    evaluation = evaluate_bank(ctx, bank)
-    return BankCheck(
-        bank_id=bank.id,
-        bank_name=bank.name,
-        account=account,
-        summarized=bool(bank.compaction_prompt),
-        partitions=evaluation.partitions,
-        over=[p.key for p in evaluation.over],
-    )
+@bank_task(name="evaluate", run_name="evaluate {request}", retry_delay_seconds=5)
+def evaluate(ctx: Context, request: str) -> BankCheck:
+    """Finish any interrupted compaction's bookkeeping, then find partitions over a threshold
+    in the bank `request` (its id)."""
+    return sweeps.check(ctx, request)
 
 
-def _compact(data: str | None, account: str, bank_id: str, key: str) -> CompactionResult:
-    ctx = open_context(data, account=account)
-    result = compact_partition(ctx, banks.get(ctx, bank_id), key, prune=False)
+def _compacted(result: CompactionResult) -> CompactionResult:
     if result.status == "failed":
         raise CompactionFailed(str(result.error))  # the report puts the key in front
     return result
 
 
-@task(
-    retries=3,
-    retry_delay_seconds=[10, 60, 300],
+@bank_task(
+    name="compact_with_summary",
+    run_name="summarize {request.bank_id}/{request.key}",
     tags=[LLM_TAG],
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="summarize {bank_id}/{key}",
+    calls_llm=True,
 )
-def compact_with_summary(
-    data: str | None, account: str, bank_id: str, key: str
-) -> CompactionResult:
-    """Compact one partition through the summarizer (an LLM call)."""
-    return _compact(data, account, bank_id, key)
+def compact_with_summary(ctx: Context, request: PartitionStep) -> CompactionResult:
+    """Compact one partition through the summarizer (an LLM call: no task retries)."""
+    return _compacted(sweeps.compact(ctx, request))
 
 
-@task(
-    retries=2,
+@bank_task(
+    name="compact_without_summary",
+    run_name="drop {request.bank_id}/{request.key}",
     retry_delay_seconds=5,
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="drop {bank_id}/{key}",
 )
-def compact_without_summary(
-    data: str | None, account: str, bank_id: str, key: str
-) -> CompactionResult:
+def compact_without_summary(ctx: Context, request: PartitionStep) -> CompactionResult:
     """Compact one partition of a bank with no prompt: delete the overflow."""
-    return _compact(data, account, bank_id, key)
+    return _compacted(sweeps.compact(ctx, request))
 
 
-@task(
-    retries=3,
-    retry_delay_seconds=10,
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="prune {bank_id}",
-)
-def prune_bank(data: str | None, account: str, bank_id: str) -> None:
-    """Make the sweep's deletions in one bank final: one prune after all its partitions."""
-    ctx = open_context(data, account=account)
-    purge.prune(ctx, banks.get(ctx, bank_id))
+@bank_task(name="prune_bank", run_name="prune {request}", retries=3)
+def prune_bank(ctx: Context, request: str) -> None:
+    """Make the sweep's deletions in one bank (`request`: its id) final: one prune after all
+    its partitions."""
+    sweeps.prune(ctx, request)
 
 
-def report_markdown(rows: list[BankRow], storage: str | None = None) -> str:
-    """Return the sweep's report as a markdown table (and the storage swept, when given)."""
-    lines = [
-        "# Compaction sweep",
-        "",
-        "| bank | account | partitions checked | compacted | skipped (reason) | failures |",
-        "|---|---|---:|---:|---|---|",
+def report_rows(rows: list[BankRow]) -> list[dict[str, Any]]:
+    """Return the sweep's report as table rows (one saying so when no bank was swept)."""
+    table: list[dict[str, Any]] = [
+        {
+            "bank": row.bank,
+            "account": row.account,
+            "partitions checked": row.partitions,
+            "compacted": row.compacted,
+            "skipped (reason)": "; ".join(row.skipped) or "0",
+            "failures": "; ".join(row.failures) or "0",
+        }
+        for row in rows
     ]
-    for row in rows:
-        skipped = "<br>".join(row.skipped) or "0"
-        failures = "<br>".join(row.failures) or "0"
-        lines.append(
-            f"| {row.bank} | {row.account} | {row.partitions} | {row.compacted} "
-            f"| {skipped} | {failures} |"
+    if not table:
+        table.append(
+            {
+                "bank": "(no bank has a compaction trigger)",
+                "account": "",
+                "partitions checked": 0,
+                "compacted": 0,
+                "skipped (reason)": "0",
+                "failures": "0",
+            }
         )
-    if not rows:
-        lines.append("| (no bank has a compaction trigger) | | 0 | 0 | 0 | 0 |")
-    if storage:
-        lines += ["", f"Storage: `{storage}`"]
-    return "\n".join(lines)
+    return table
 
 
 def _outcome(future: PrefectFuture[CompactionResult]) -> CompactionResult | BaseException:
@@ -177,7 +138,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
     ctx = open_context(data)
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
-    triggered = [b for b in every_bank(ctx) if b.has_trigger()]
+    triggered = [b for b in sweeps.every_bank(ctx) if b.has_trigger()]
     checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])
     rows: list[BankRow] = []
     work: dict[bool, list[tuple[BankRow, BankCheck, str]]] = {True: [], False: []}
@@ -197,8 +158,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         summarized: (compact_with_summary if summarized else compact_without_summary).map(
             unmapped(data),
             [check.account for _, check, _ in items],
-            [check.bank_id for _, check, _ in items],
-            [key for _, _, key in items],
+            [PartitionStep(check.bank_id, key) for _, check, key in items],
         )
         for summarized, items in work.items()
     }
@@ -212,13 +172,12 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         _prune(data, list(changed.values()))
     compacted = sum(r.compacted for r in rows)
     failed = sum(len(r.failures) for r in rows)
-    create_markdown_artifact(
-        markdown=report_markdown(rows, storage),
-        key="membank-compaction-sweep",
-        description=(
-            f"{compacted} partitions compacted in {len(rows)} banks, {failed} failures"
-            + (" (entries kept; retried next sweep)" if failed else "")
-        ),
+    publish_table(
+        "membank-compaction-sweep",
+        report_rows(rows),
+        f"Compaction sweep: {compacted} partitions compacted in {len(rows)} banks, "
+        f"{failed} failures" + (" (entries kept; retried next sweep)" if failed else ""),
+        [f"Storage: `{storage}`"],
     )
     for row in rows:
         print(

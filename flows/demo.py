@@ -17,10 +17,10 @@ from typing import Any
 from flows.demo_data import run_data_demo
 from flows.demo_layers import run_layers_demo
 from flows.demo_sweeps import run_compaction_demo
-from memory import banks, entries, search
-from memory.context import open_context
+from memory.context import Context, open_context
 from memory.errors import NotFound
-from memory.models import BankCreate, EntryIn, SearchQuery
+from memory.models import Bank, BankCreate, EntryIn, SearchHit, SearchQuery
+from memory.ops import banks, entries
 
 
 def sample_data() -> dict[str, Any]:
@@ -48,8 +48,12 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
     for name in ("support-history", "user-facts"):
         with contextlib.suppress(NotFound):
             banks.delete(ctx, name)
-    support = banks.create(ctx, BankCreate(name="support-history", template="customer-support"))
-    facts = banks.create(ctx, BankCreate(name="user-facts", template="user-preferences"))
+    support = banks.create(
+        ctx, banks.CreateBank(BankCreate(name="support-history", template="customer-support"))
+    )
+    facts = banks.create(
+        ctx, banks.CreateBank(BankCreate(name="user-facts", template="user-preferences"))
+    )
     step(
         "created banks",
         [
@@ -65,12 +69,12 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
         for conv in data["conversations"]
         for speaker, role, text in conv["turns"]
     ]
-    written = entries.write(ctx, support, turns)
+    written = entries.write(ctx, entries.WriteRequest(bank=support.id, items=turns)).entries
     notes = [
         EntryIn(key=key, memory_type=kind, content=text, tags=[kind])
         for key, kind, text in data["facts"]
     ]
-    entries.write(ctx, facts, notes)
+    entries.write(ctx, entries.WriteRequest(bank=facts.id, items=notes))
     keys = sorted({t.key for t in turns})
     step(
         "wrote entries",
@@ -80,16 +84,16 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
     by_name = {"support-history": support, "user-facts": facts}
     results = []
     for bank_name, question in data["queries"]:
-        hits = search.search(ctx, by_name[bank_name], SearchQuery(text=question, k=2))
+        hits = _search(ctx, by_name[bank_name], SearchQuery(text=question, k=2))
         results.append(f"[{bank_name}] {question!r}")
         results.extend(f"    {h.score:.3f} {h.entry.key}: {h.entry.content}" for h in hits)
     step("hybrid search (vector + full-text, offline MiniLM)", results)
 
-    thread = entries.load(ctx, support, "customer-2077")
+    thread = entries.load(ctx, entries.LoadRequest(bank=support.id, key="customer-2077")).entries
     step("load thread customer-2077", [f"{e.speaker}: {e.content}" for e in thread])
 
-    gone = entries.forget(ctx, support, thread[0].id)
-    again = search.search(ctx, support, SearchQuery(text="subscription renewed cancelled", k=5))
+    gone = entries.forget(ctx, entries.ForgetRequest(bank=support.id, entry_id=thread[0].id)).entry
+    again = _search(ctx, support, SearchQuery(text="subscription renewed cancelled", k=5))
     still_there = any(h.entry.id == gone.id for h in again)
     step("forget one entry", f"forgot {gone.id}; found again by search: {still_there}")
 
@@ -103,3 +107,8 @@ def run_demo(uri: str, *, as_json: bool = False) -> int:
     else:
         print(f"\ndone in {report['seconds']} s; data in {uri}")
     return 0
+
+
+def _search(ctx: Context, bank: Bank, query: SearchQuery) -> list[SearchHit]:
+    """Return the bank's best hits for the query, best first."""
+    return entries.search(ctx, entries.SearchRequest(bank=bank.id, query=query)).hits

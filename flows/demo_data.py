@@ -16,12 +16,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory import banks, entries, stats
+from memory import stats
 from memory.errors import NotFound
-from memory.export import estimate, export
-from memory.ingest import ingest
 from memory.ingest.report import iter_report_lines
 from memory.models import Bank, BankCreate
+from memory.ops import banks, transfer
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -29,6 +28,8 @@ if TYPE_CHECKING:
 Step = Callable[[str, Any], None]
 BANK = "support-tickets"
 SAMPLE = "sample_ingest.jsonl"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""Before any entry the demo writes: statistics since then cover the whole bank."""
 
 
 def files_dir(uri: str) -> Path:
@@ -48,8 +49,8 @@ def run_data_demo(ctx: Context, uri: str, step: Step) -> None:
         shutil.copyfile(shipped, sample)
     with contextlib.suppress(NotFound):
         banks.delete(ctx, BANK)
-    bank = banks.create(ctx, BankCreate(name=BANK, type="conversation"))
-    report = ingest(ctx, bank, [sample])
+    bank = banks.create(ctx, banks.CreateBank(BankCreate(name=BANK, type="conversation")))
+    report = transfer.ingest_files(ctx, transfer.IngestRequest(bank=bank.id, paths=(str(sample),)))
     quarantined = [
         f"  rejected line {r['line']}: {r['code']}: {r['reason']}"
         for f in report.files
@@ -63,15 +64,17 @@ def run_data_demo(ctx: Context, uri: str, step: Step) -> None:
 
     bank = banks.get(ctx, BANK)
     since = _first_day(ctx, bank)
-    frame = stats.compute(ctx, bank, since=since)
+    frame = banks.stats(ctx, banks.StatsRequest(bank=bank.id, since=since)).stats
     step(
         f"statistics of {BANK} since {since:%Y-%m-%d} (the sample's first day)",
         stats.render(frame).splitlines(),
     )
 
-    guess = estimate(ctx, bank, "json")
-    json_out = export(ctx, bank, "json", folder / f"{BANK}.json")
-    parquet_out = export(ctx, bank, "parquet", folder / f"{BANK}.parquet")
+    as_json = transfer.prepared(transfer.ExportToFile(bank=bank.id, format="json"), bank)
+    guess = transfer.estimate(ctx, as_json)
+    json_out = transfer.export_prepared(ctx, as_json, folder / f"{BANK}.json")
+    as_parquet = transfer.prepared(transfer.ExportToFile(bank=bank.id, format="parquet"), bank)
+    parquet_out = transfer.export_prepared(ctx, as_parquet, folder / f"{BANK}.parquet")
     step(
         "exports",
         [
@@ -86,6 +89,6 @@ def run_data_demo(ctx: Context, uri: str, step: Step) -> None:
 
 def _first_day(ctx: Context, bank: Bank) -> datetime:
     """Return midnight UTC of the day of the bank's oldest entry (now when it has none)."""
-    stored = entries.read(ctx, bank)
-    oldest = min((e.created_at for e in stored), default=ctx.clock.now())
+    every = banks.stats(ctx, banks.StatsRequest(bank=bank.id, since=EPOCH)).stats
+    oldest = every.first_entry_at or ctx.clock.now()
     return oldest.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)

@@ -13,10 +13,11 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
-from memory import banks, entries
+from flows.tasks import table_lines
 from memory.context import Context
 from memory.errors import MembankError, NotFound
-from memory.models import BankCreate, BankUpdate, EntryIn
+from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn
+from memory.ops import banks, entries
 
 Step = Callable[[str, Any], None]
 PROMPT = (
@@ -41,6 +42,8 @@ TURNS = [
 ]
 STARTUP_SECONDS = 180
 NAMES = ("demo-working-memory", "demo-meeting-notes", "demo-session-scratch")
+SERIES = ("weekly-sync", "launch-review")
+"""The meeting series (keys) of the compaction sweep's bank."""
 
 
 def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
@@ -72,10 +75,8 @@ def run_compaction_demo(ctx: Context, uri: str, step: Step) -> None:
             raise MembankError(_prefect_unreachable(exc)) from exc
     notes = banks.get(ctx, NAMES[1])
     lines = [line for run in runs for line in run]
-    lines.append(
-        f"{notes.name} after the sweep: {len(entries.read(ctx, notes))} entries, "
-        f"{notes.summary_count} summaries"
-    )
+    left = sum(len(_thread(ctx, notes, series)) for series in SERIES)
+    lines.append(f"{notes.name} after the sweep: {left} entries, {notes.summary_count} summaries")
     step("Prefect flow runs (hourly compaction sweep, daily retention sweep)", lines)
 
 
@@ -93,21 +94,29 @@ def _prefect_unreachable(exc: RuntimeError) -> str:
     )
 
 
+def _thread(ctx: Context, bank: Bank, key: str) -> list[Entry]:
+    """Return the bank's entries under `key`, oldest first."""
+    return entries.load(ctx, entries.LoadRequest(bank=bank.id, key=key)).entries
+
+
+def _write(ctx: Context, bank: Bank, items: list[EntryIn]) -> None:
+    """Write the items (the write compacts the partitions over a threshold)."""
+    entries.write(ctx, entries.WriteRequest(bank=bank.id, items=items))
+
+
 def _inline(ctx: Context, step: Step) -> None:
-    bank = banks.create(
-        ctx,
-        BankCreate(
-            name=NAMES[0],
-            type="conversation",
-            compaction_prompt=PROMPT,
-            max_turns=8,
-            max_tokens=300,
-        ),
+    spec = BankCreate(
+        name=NAMES[0],
+        type="conversation",
+        compaction_prompt=PROMPT,
+        max_turns=8,
+        max_tokens=300,
     )
+    bank = banks.create(ctx, banks.CreateBank(spec))
     for speaker, role, text in TURNS:
         item = EntryIn(key="dana-session", speaker=speaker, role=role, content=text)
-        entries.write(ctx, bank, [item])  # compaction runs inline after each write
-    thread = entries.load(ctx, bank, "dana-session")
+        _write(ctx, bank, [item])  # compaction runs inline after each write
+    thread = _thread(ctx, bank, "dana-session")
     stored = banks.get(ctx, bank.id)
     summaries = [e for e in thread if e.kind == "summary"]
     if not summaries:  # the configured summary model failed: every entry was kept
@@ -137,22 +146,26 @@ def _inline(ctx: Context, step: Step) -> None:
 
 def _prepare_sweeps(ctx: Context, step: Step) -> None:
     notes = banks.create(
-        ctx, BankCreate(name=NAMES[1], type="conversation", compaction_prompt=PROMPT)
+        ctx,
+        banks.CreateBank(BankCreate(name=NAMES[1], type="conversation", compaction_prompt=PROMPT)),
     )
-    for series in ("weekly-sync", "launch-review"):
+    for series in SERIES:
         items = [
             EntryIn(key=series, speaker=s, content=f"[{series}] {t}") for s, _, t in TURNS[:10]
         ]
-        entries.write(ctx, notes, items)
-    banks.update(ctx, notes.name, BankUpdate(max_turns=6))
-    scratch = banks.create(ctx, BankCreate(name=NAMES[2], type="conversation", retention_days=7))
+        _write(ctx, notes, items)
+    banks.update(ctx, banks.UpdateBank(notes.name, BankUpdate(max_turns=6)))
+    scratch = banks.create(
+        ctx,
+        banks.CreateBank(BankCreate(name=NAMES[2], type="conversation", retention_days=7)),
+    )
     old = ctx.clock.now() - timedelta(days=10)
     history = [
         EntryIn(key="s1", speaker=s, content=t, created_at=old + timedelta(minutes=i))
         for i, (s, _, t) in enumerate(TURNS[:5])
     ]
-    entries.write(ctx, scratch, history)
-    entries.write(ctx, scratch, [EntryIn(key="s1", speaker="Dana", content="New session.")])
+    _write(ctx, scratch, history)
+    _write(ctx, scratch, [EntryIn(key="s1", speaker="Dana", content="New session.")])
     step(
         "banks for the sweeps",
         [
@@ -182,7 +195,5 @@ def _flow_run(state: Any, artifact_key: str) -> list[str]:
     seconds = run.total_run_time.total_seconds()
     lines = [f"flow run {run.name!r} of {artifact_key}: {state.name} in {seconds:.1f} s"]
     for artifact in found:
-        lines.extend(
-            f"  {line}" for line in str(artifact.data).splitlines() if line.startswith("|")
-        )
+        lines.extend(f"  {line}" for line in table_lines(str(artifact.data)))
     return lines

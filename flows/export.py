@@ -1,4 +1,4 @@
-"""On-demand export: one retried task over `memory.export`, plus a markdown artifact.
+"""On-demand export: one retried task over `memory.ops.transfer`, plus a table artifact.
 
 Retrying is safe: an export writes a temporary file and renames it, so a failed attempt
 leaves nothing behind.
@@ -8,54 +8,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.paths import note_relative
-from flows.retry import transient
-from memory import banks
-from memory.context import open_context
-from memory.export import ExportFilters, ExportFormat, ExportResult, PartitionBy, export
+from flows.tasks import bank_task, publish_table
+from memory.context import Context
+from memory.ops import transfer
+from memory.ops.transfer import ExportFilters, ExportFormat, ExportResult, PartitionBy
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=10,
-    tags=["membank", "export"],
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="export {bank}",
-)
-def export_bank(
-    bank: str,
-    fmt: ExportFormat,
-    out: str,
-    flt: ExportFilters,
-    with_vectors: bool = False,
-    partition_by: PartitionBy | None = None,
-    data: str | None = None,
-    account: str | None = None,
-) -> ExportResult:
-    """Export a bank's matching entries to `out`; returns what was written."""
-    ctx = open_context(data, account=account)
-    return export(
-        ctx,
-        banks.get(ctx, bank),
-        fmt,
-        out,
-        flt,
-        with_vectors=with_vectors,
-        partition_by=partition_by,
-    )
+@bank_task(name="export_bank", run_name="export {request.bank}", tags=["membank", "export"])
+def export_bank(ctx: Context, request: transfer.ExportToFile) -> ExportResult:
+    """Export a bank's matching entries to the request's file; returns what was written."""
+    return transfer.export_file(ctx, request)
 
 
-def result_markdown(bank: str, result: ExportResult, flt: ExportFilters) -> str:
-    """Return what an export wrote as a markdown table."""
+def result_rows(result: ExportResult, flt: ExportFilters) -> list[dict[str, str]]:
+    """Return what an export wrote as the rows of a two-column table."""
     given = {k: v for k, v in flt.model_dump(mode="json").items() if v not in (None, [])}
     rows = [
         ("format", result.format),
-        ("path", f"`{result.path}`"),
+        ("path", str(result.path)),
         ("entries", f"{result.entries}"),
         ("bytes", f"{result.bytes}"),
         ("files", f"{result.files}"),
@@ -63,9 +36,7 @@ def result_markdown(bank: str, result: ExportResult, flt: ExportFilters) -> str:
         ("vectors", "yes" if result.with_vectors else "no"),
         ("filters", ", ".join(f"{k}={v}" for k, v in given.items()) or "none"),
     ]
-    lines = [f"# Export of `{bank}`", "", "| | |", "|---|---|"]
-    lines += [f"| {name} | {value} |" for name, value in rows]
-    return "\n".join(lines)
+    return [{"item": name, "value": value} for name, value in rows]
 
 
 @flow(name="membank-export", log_prints=True)
@@ -86,19 +57,18 @@ def export_flow(
     """Export a bank to JSON or Parquet and publish what was written."""
     note_relative([out])
     flt = ExportFilters(key=key, since=since, until=until, speaker=speaker, tags=tags or [])
-    result = export_bank(
-        bank,
-        export_format,
-        out,
-        flt,
+    request = transfer.ExportToFile(
+        bank=bank,
+        format=export_format,
+        out=out,
+        filters=flt,
         with_vectors=with_vectors,
         partition_by=partition_by,
-        data=data,
-        account=account,
     )
-    create_markdown_artifact(
-        markdown=result_markdown(bank, result, flt),
-        key="membank-export",
-        description=f"export of {bank}: {result.entries} entries to {result.path}",
+    result = export_bank(data, account, request)
+    publish_table(
+        "membank-export",
+        result_rows(result, flt),
+        f"Export of `{bank}`: {result.entries} entries to `{result.path}`",
     )
     return result

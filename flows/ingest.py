@@ -1,4 +1,5 @@
-"""On-demand ingest: one retried task over `memory.ingest`, plus a markdown artifact of counts.
+"""On-demand ingest: one retried task over `memory.ops.transfer`, plus a table artifact of
+counts.
 
 Retrying is safe: ingest is idempotent (stable ids), so a retried or re-run ingest stores
 only what is missing.
@@ -6,77 +7,64 @@ only what is missing.
 
 from __future__ import annotations
 
-from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
+from typing import Any
+
+from prefect import flow
 
 from flows.paths import note_relative
-from flows.retry import transient
-from memory import banks
-from memory.context import open_context
-from memory.ingest import DEFAULT_BATCH, OnConflict, ingest
-from memory.ingest.report import IngestReport
+from flows.tasks import bank_task, publish_table
+from memory.context import Context
+from memory.ops import transfer
+from memory.ops.transfer import DEFAULT_BATCH, IngestReport, OnConflict
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=10,
-    tags=["membank", "ingest"],
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="ingest {bank}",
-)
-def ingest_files(
-    bank: str,
-    paths: list[str],
-    rejects: str | None = None,
-    data: str | None = None,
-    account: str | None = None,
-    batch_size: int = DEFAULT_BATCH,
-    on_conflict: OnConflict = "reject",
-) -> IngestReport:
+@bank_task(name="ingest_files", run_name="ingest {request.bank}", tags=["membank", "ingest"])
+def ingest_files(ctx: Context, request: transfer.IngestRequest) -> IngestReport:
     """Ingest files and folders into a bank; returns the per-file counts."""
-    ctx = open_context(data, account=account)
-    return ingest(
-        ctx,
-        banks.get(ctx, bank),
-        paths,
-        rejects=rejects,
-        batch_size=batch_size,
-        on_conflict=on_conflict,
-    )
+    return transfer.ingest_files(ctx, request)
 
 
-def report_markdown(report: IngestReport) -> str:
-    """Return the counts of an ingest as a markdown table."""
-    lines = [
-        f"# Ingest into `{report.bank}`",
-        "",
-        "| file | rows | stored | already present | rejected | rejects file |",
-        "|---|---:|---:|---:|---:|---|",
+def report_rows(report: IngestReport) -> list[dict[str, Any]]:
+    """Return the counts of an ingest as table rows: one per file, then the total."""
+    rows: list[dict[str, Any]] = [
+        {
+            "file": str(f.path),
+            "rows": f.rows,
+            "stored": f.stored,
+            "already present": f.duplicates,
+            "rejected": f.rejected,
+            "rejects file": str(f.rejects_path or ""),
+        }
+        for f in report.files
     ]
-    for f in report.files:
-        rejects = f"`{f.rejects_path}`" if f.rejects_path else ""
-        lines.append(
-            f"| `{f.path}` | {f.rows} | {f.stored} | {f.duplicates} | {f.rejected} | {rejects} |"
-        )
     t = report.totals()
-    lines.append(
-        f"| **total ({t['files']} file{'' if t['files'] == 1 else 's'})** | {t['rows']} "
-        f"| {t['stored']} | {t['duplicates']} "
-        f"| {t['rejected']} | |"
+    rows.append(
+        {
+            "file": f"total ({t['files']} file{'' if t['files'] == 1 else 's'})",
+            "rows": t["rows"],
+            "stored": t["stored"],
+            "already present": t["duplicates"],
+            "rejected": t["rejected"],
+            "rejects file": "",
+        }
     )
-    if t["updated"]:
-        lines += ["", f"Updated: {t['updated']} stored entries replaced by rows with their id."]
+    return rows
+
+
+def report_notes(report: IngestReport) -> list[str]:
+    """Return what the table does not show: replaced entries and inline compaction."""
+    notes = []
+    updated = report.totals()["updated"]
+    if updated:
+        notes.append(f"Updated: {updated} stored entries replaced by rows with their id.")
     tally = report.compaction
     if tally.partitions or tally.failed:
-        lines += [
-            "",
+        notes.append(
             f"Inline compaction: {tally.partitions} partitions compacted, "
             f"{tally.summarized} entries summarized, {tally.dropped} dropped without a summary "
-            f"(no compaction prompt), {tally.failed} failed (kept, retried later).",
-        ]
-    return "\n".join(lines)
+            f"(no compaction prompt), {tally.failed} failed (kept, retried later)."
+        )
+    return notes
 
 
 @flow(name="membank-ingest", log_prints=True)
@@ -96,19 +84,18 @@ def ingest_flow(
     deleted for good).
     """
     note_relative([*paths, rejects])
-    report = ingest_files(
-        bank,
-        paths,
+    request = transfer.IngestRequest(
+        bank=bank,
+        paths=tuple(paths),
         rejects=rejects,
-        data=data,
-        account=account,
         batch_size=batch_size,
         on_conflict=on_conflict,
     )
-    create_markdown_artifact(
-        markdown=report_markdown(report),
-        key="membank-ingest",
-        description=f"ingest into {report.bank}: {report.stored} stored, "
-        f"{report.rejected} rejected",
+    report = ingest_files(data, account, request)
+    publish_table(
+        "membank-ingest",
+        report_rows(report),
+        f"Ingest into `{report.bank}`: {report.stored} stored, {report.rejected} rejected",
+        report_notes(report),
     )
     return report

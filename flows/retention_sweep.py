@@ -1,16 +1,14 @@
-"""Daily retention sweep: one mapped, retried task per bank with a retention period."""
+"""Daily retention sweep: one mapped, retried task per bank over `memory.ops.sweeps.retain`."""
 
 from __future__ import annotations
 
-from prefect import flow, task, unmapped
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, unmapped
 from pydantic import BaseModel
 
-from flows.retry import transient
-from memory import banks, retention
-from memory.context import open_context
-from memory.sweeps import every_bank
+from flows.tasks import bank_task, publish_table
+from memory.context import Context, open_context
+from memory.ops import sweeps
+from memory.ops.sweeps import RetentionResult
 
 
 class RetentionRow(BaseModel):
@@ -23,36 +21,36 @@ class RetentionRow(BaseModel):
     deleted: int = 0
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=10,
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="retain {bank_id}",
-)
-def retain(data: str | None, account: str, bank_id: str) -> retention.RetentionResult:
-    """Delete one bank's expired entries for good (old versions pruned); on any bank, finish
-    a deletion an earlier run left unpruned."""
-    ctx = open_context(data, account=account)
-    return retention.apply_retention(ctx, banks.get(ctx, bank_id))
+@bank_task(name="retain", run_name="retain {request}")
+def retain(ctx: Context, request: str) -> RetentionResult:
+    """Delete one bank's (`request`: its id) expired entries for good (old versions pruned);
+    on any bank, finish a deletion an earlier run left unpruned."""
+    return sweeps.retain(ctx, request)
 
 
-def report_markdown(rows: list[RetentionRow], storage: str | None = None) -> str:
-    """Return the sweep's report as a markdown table (and the storage swept, when given)."""
-    lines = [
-        "# Retention sweep",
-        "",
-        "| bank | account | retention | status | entries deleted |",
-        "|---|---|---|---|---:|",
+def report_rows(rows: list[RetentionRow]) -> list[dict[str, object]]:
+    """Return the sweep's report as table rows (one saying so when there are no banks)."""
+    table: list[dict[str, object]] = [
+        {
+            "bank": r.bank,
+            "account": r.account,
+            "retention": r.retention,
+            "status": r.status,
+            "entries deleted": r.deleted,
+        }
+        for r in rows
     ]
-    lines.extend(
-        f"| {r.bank} | {r.account} | {r.retention} | {r.status} | {r.deleted} |" for r in rows
-    )
-    if not rows:
-        lines.append("| (no banks) | | | | 0 |")
-    if storage:
-        lines += ["", f"Storage: `{storage}`"]
-    return "\n".join(lines)
+    if not table:
+        table.append(
+            {
+                "bank": "(no banks)",
+                "account": "",
+                "retention": "",
+                "status": "",
+                "entries deleted": 0,
+            }
+        )
+    return table
 
 
 @flow(name="membank-retention-sweep", log_prints=True)
@@ -62,7 +60,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
     ctx = open_context(data)
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
-    every = every_bank(ctx)
+    every = sweeps.every_bank(ctx)
     # indefinite banks too: their run deletes nothing but finishes an interrupted deletion
     futures = retain.map(unmapped(data), [b.account for b in every], [b.id for b in every])
     rows: list[RetentionRow] = []
@@ -76,7 +74,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
             status="",
         )
         if future.state.is_completed():
-            result: retention.RetentionResult = future.result()
+            result: RetentionResult = future.result()
             status = "untouched" if result.status == "indefinite" else result.status
             row.status, row.deleted = status, result.deleted
             if result.finished_pending:
@@ -85,10 +83,12 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
             row.status = f"failed: {future.state.message}"
         rows.append(row)
     rows.sort(key=lambda r: r.retention != "indefinite")  # as before: indefinite banks first
-    create_markdown_artifact(
-        markdown=report_markdown(rows, storage),
-        key="membank-retention-sweep",
-        description=f"{sum(r.deleted for r in rows)} expired entries deleted in {len(rows)} banks",
+    publish_table(
+        "membank-retention-sweep",
+        report_rows(rows),
+        f"Retention sweep: {sum(r.deleted for r in rows)} expired entries deleted in "
+        f"{len(rows)} banks",
+        [f"Storage: `{storage}`"],
     )
     for row in rows:
         print(f"{row.bank}: {row.status}, {row.deleted} deleted")

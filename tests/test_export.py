@@ -8,8 +8,8 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +20,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_support import Cli, cli_fixture  # noqa: F401  (the `cli` fixture)
 
 from memory import banks, entries
-from memory.cli import main
 from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, StorageError
-from memory.export import ExportFilters, estimate, export
+from memory.export import ExportFilters, ExportFormat, PartitionBy, estimate, export
 from memory.export.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
 from memory.store import filters, locks
@@ -362,12 +362,11 @@ def test_single_file_export_replaces_only_an_earlier_export_of_its_format(
 
 
 def test_cli_export_over_a_foreign_file_is_exit_2(
-    ctx: Context,
     bank: Bank,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     notes = tmp_path / "notes.txt"
     notes.write_text("keep me")
     assert cli(["export", "support", "--format", "json", "--out", str(notes)]) == 2
@@ -398,33 +397,65 @@ def _original(patched: str) -> Any:
     return getattr(importlib.import_module(f"memory.export.{module}"), name)
 
 
+@dataclass(frozen=True)
+class PreviousExport:
+    """An export written before a failing one into a folder of its own, and what it held."""
+
+    folder: Path
+    out: Path
+    fmt: ExportFormat
+    partition_by: PartitionBy | None
+    files: list[Path]
+    content: bytes | None
+    """The file's bytes (None for a partitioned folder)."""
+
+    def again(self, ctx: Context, bank: Bank, out: Path | None = None) -> None:
+        """Export the bank once more, to `out` (default: over this export), one entry a batch."""
+        target = self.out if out is None else out
+        export(ctx, bank, self.fmt, target, partition_by=self.partition_by, batch_size=1)
+
+    def assert_kept(self) -> None:
+        """Assert that the folder holds just this export, byte for byte."""
+        assert _files(self.folder) == self.files
+        if self.content is not None:
+            assert self.out.read_bytes() == self.content
+
+
+@pytest.fixture
+def previous(
+    ctx: Context,
+    bank: Bank,
+    tmp_path: Path,
+    fmt: ExportFormat,
+    target: str,
+    partition_by: PartitionBy | None,
+) -> PreviousExport:
+    """The bank exported once (in the test's `fmt`, to `target`), one entry per batch."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / target
+    export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)
+    content = out.read_bytes() if out.is_file() else None
+    return PreviousExport(folder, out, fmt, partition_by, _files(folder), content)
+
+
 @pytest.mark.parametrize(("fmt", "target", "partition_by", "patched"), FAILING_WRITES)
 def test_failed_export_leaves_no_partial_file(
     ctx: Context,
     bank: Bank,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    fmt: str,
+    previous: PreviousExport,
     target: str,
-    partition_by: str | None,
     patched: str,
 ) -> None:
-    folder = tmp_path / "exports"
-    folder.mkdir()
-    out = folder / target
-    export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    before = _files(folder)
-    snapshot = out.read_bytes() if out.is_file() else None
     monkeypatch.setattr(f"memory.export.{patched}", failing_after(2, _original(patched)))
     with pytest.raises(RuntimeError, match="injected"):
-        export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    assert _files(folder) == before
-    if snapshot is not None:
-        assert out.read_bytes() == snapshot
+        previous.again(ctx, bank)
+    previous.assert_kept()
     (tmp_path / "fresh").mkdir()
-    fresh = tmp_path / "fresh" / target
     with pytest.raises(RuntimeError, match="injected") as failure:
-        export(ctx, bank, fmt, fresh, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
+        previous.again(ctx, bank, tmp_path / "fresh" / target)
     assert list((tmp_path / "fresh").iterdir()) == []
     # the failed export's scan let go of the table at once (its traceback is still alive)
     assert failure.traceback
@@ -487,12 +518,11 @@ def test_import_rejects_bad_files_and_leaves_no_bank(
 
 
 def test_cli_export_estimate_and_import(
-    ctx: Context,
     bank: Bank,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     out = tmp_path / "cli.json"
     assert cli(["export", "support", "--format", "json", "--out", str(out), "--estimate"]) == 0
     assert "4 entries" in capsys.readouterr().out
@@ -589,26 +619,15 @@ def test_unusable_out_paths_are_bad_input(
 def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     ctx: Context,
     bank: Bank,
-    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    fmt: str,
-    target: str,
-    partition_by: str | None,
+    previous: PreviousExport,
     patched: str,
 ) -> None:
-    folder = tmp_path / "exports"
-    folder.mkdir()
-    out = folder / target
-    export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    before = _files(folder)
-    snapshot = out.read_bytes() if out.is_file() else None
     disk_full = OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(f"memory.export.{patched}", failing_after(1, _original(patched), disk_full))
     with pytest.raises(StorageError, match="No space left on device"):
-        export(ctx, bank, fmt, out, partition_by=partition_by, batch_size=1)  # type: ignore[arg-type]
-    assert _files(folder) == before
-    if snapshot is not None:
-        assert out.read_bytes() == snapshot
+        previous.again(ctx, bank)
+    previous.assert_kept()
 
 
 @pytest.mark.process
@@ -649,8 +668,8 @@ def test_cli_export_rejects_empty_frames_and_stdout(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "x.json"
     base = ["export", "support", "--format", "json", "--out", str(out)]
@@ -675,12 +694,11 @@ def test_cli_export_rejects_empty_frames_and_stdout(
 
 
 def test_cli_until_a_date_exports_that_whole_day(
-    ctx: Context,
     bank: Bank,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     out = tmp_path / "until.json"
     # the clock is 2026-11-01 12:00; entries 5, 3, 2 and 1 days old (10-31 12:00 the newest)
     base = ["export", "support", "--format", "json", "--out", str(out)]

@@ -7,15 +7,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_support import Cli, cli_fixture  # noqa: F401  (the `cli` fixture)
 
 from memory import banks, entries
-from memory.cli import main
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.ingest import ingest, stable_id
@@ -332,9 +331,9 @@ def test_report_says_what_inline_compaction_did(
     lines = list(iter_report_lines(report))
     assert lines[-1].startswith("inline compaction: 1 partitions compacted")
     assert ("dropped (no compaction prompt)" in lines[-1]) == (prompt is None)
-    from flows.ingest import report_markdown
+    from flows.ingest import report_notes
 
-    assert f"{tally.dropped} dropped without a summary" in report_markdown(report)
+    assert any(f"{tally.dropped} dropped without a summary" in n for n in report_notes(report))
 
 
 def test_reingest_after_repeated_compaction_revives_nothing(ctx: Context, tmp_path: Path) -> None:
@@ -361,12 +360,11 @@ def test_reingest_after_repeated_compaction_revives_nothing(ctx: Context, tmp_pa
 
 
 def test_cli_exit_codes(
-    ctx: Context,
     conv: Bank,
     inputs: Path,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     clean = inputs / "clean.jsonl"
     clean.write_text('{"key": "k", "speaker": "ann", "content": "fine"}\n', "utf-8")
     assert cli(["ingest", str(clean), "--bank", "support"]) == 0
@@ -473,8 +471,8 @@ def test_cli_refuses_bad_rejects_paths_with_one_line(
     conv: Bank,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    cli = partial(main, context=lambda data: ctx)
     source = write_jsonl(tmp_path / "self.jsonl", GOOD_ROWS)
     (tmp_path / "afile").write_text("x")
     for rejects in (str(source), str(tmp_path / "afile" / "r.jsonl")):

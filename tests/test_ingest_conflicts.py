@@ -166,15 +166,15 @@ def test_cli_on_conflict(
 def test_the_ingest_flow_task_passes_on_conflict_through(
     ctx: Context, conv: Bank, stored: Path, tmp_path: Path
 ) -> None:
-    from flows.ingest import ingest_files, report_markdown
+    from flows.ingest import ingest_files, report_notes
+    from memory.ops.transfer import IngestRequest
 
     source = write_jsonl(tmp_path / "new.jsonl", [{**OLD[0], "content": "changed by a flow"}])
-    report = ingest_files.fn(
-        "support", [str(source)], data=ctx.store.uri, account="acme", on_conflict="update"
-    )
+    request = IngestRequest(bank="support", paths=(str(source),), on_conflict="update")
+    report = ingest_files.fn(ctx.store.uri, "acme", request)
     assert (report.updated, report.rejected) == (1, 0)
     assert entries.get_entry(ctx, conv, "src-1").content == "changed by a flow"
-    assert "Updated: 1 stored entries replaced" in report_markdown(report)
+    assert any("Updated: 1 stored entries replaced" in n for n in report_notes(report))
 
 
 def test_on_conflict_update_keeps_changes_to_every_field_of_an_unchanged_text(

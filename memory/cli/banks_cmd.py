@@ -131,12 +131,12 @@ def _update(args: argparse.Namespace) -> int:
 def _warn_summaries_at_risk(ctx: Context, bank: Bank) -> None:
     """Say on stderr which compaction summaries the next retention run deletes, and why."""
     from memory.cli.compaction_cmd import summary_lines
-    from memory.retention import plan_retention, summaries_at_risk
+    from memory.ops.retention import preview
 
-    at_risk = summaries_at_risk(ctx, bank)
+    found = preview(ctx, bank)
+    at_risk, cutoff = found.summaries, found.cutoff
     if not at_risk:
         return
-    cutoff = plan_retention(bank, ctx.clock.now()).cutoff
     newer = sum(1 for s in at_risk if s.inside_window is not False)
     sys.stderr.write(
         f"membank: warning: the next retention run deletes {len(at_risk)} compaction "

@@ -12,9 +12,9 @@ from memory.cli.output import emit_json, say, table
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memory.compaction.apply import CompactionResult
     from memory.models import Bank
-    from memory.retention import ExpiredSummary, RetentionResult
+    from memory.ops.compaction import CompactionResult
+    from memory.ops.retention import ExpiredSummary, RetentionResult
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -36,12 +36,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _compact(args: argparse.Namespace) -> int:
-    from memory import banks
-    from memory.compaction.bank import compact_bank
+    from memory.ops import banks
+    from memory.ops.compaction import compact_now
 
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
-    results = compact_bank(ctx, bank, args.key)
+    results = compact_now(ctx, bank, args.key)
     failed = [r for r in results if r.status == "failed"]
     idle = _nothing_done(bank, args.key, results)
     if args.json:
@@ -100,13 +100,11 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _retention(args: argparse.Namespace) -> int:
-    from memory import banks, retention
+    from memory.ops import retention
 
-    ctx = context(args)
-    if not args.all:  # one bank: its error is the command's (exit 2 for a missing mode)
-        results = [retention.apply_retention(ctx, banks.get(ctx, args.bank))]
-    else:
-        results = retention.apply_all(ctx, banks.list_banks(ctx))
+    # one bank: its error is the command's (exit 2 for a missing mode); --all reports each
+    request = retention.RetentionRequest(bank=None if args.all else args.bank)
+    results = retention.apply(context(args), request)
     failed = [r for r in results if r.status == "failed"]
     if args.json:
         emit_json(results)

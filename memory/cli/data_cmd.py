@@ -12,7 +12,6 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from memory.cli.args import (
@@ -104,22 +103,19 @@ def progress_bar(total: int | None, unit: str) -> Iterator[Callable[[int], None]
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from memory import banks
-    from memory.ingest import ingest
     from memory.ingest.report import iter_report_lines
+    from memory.ops import transfer
 
+    request = transfer.IngestRequest(
+        bank=args.bank,
+        paths=tuple(args.paths),
+        rejects=args.rejects,
+        batch_size=args.batch_size,
+        on_conflict=args.on_conflict,
+    )
     ctx = context(args)
-    bank = banks.get(ctx, args.bank)
     with progress_bar(None, " rows") as progress:
-        report = ingest(
-            ctx,
-            bank,
-            args.paths,
-            rejects=args.rejects,
-            batch_size=args.batch_size,
-            on_conflict=args.on_conflict,
-            progress=progress,
-        )
+        report = transfer.ingest_files(ctx, request, progress)
     if args.json:
         emit_json({**report.model_dump(mode="json"), "totals": report.totals()})
     else:
@@ -129,12 +125,11 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from memory import banks
     from memory.errors import InvalidInput
-    from memory.export import ExportFilters, count_entries, estimate, export
+    from memory.ops import transfer
 
     since, until = time_range(args.since, args.until)
-    flt = ExportFilters(
+    flt = transfer.ExportFilters(
         key=args.key, speaker=args.speaker, tags=args.tags, since=since, until=until
     )
     if not args.estimate and not args.out:
@@ -143,26 +138,25 @@ def _export(args: argparse.Namespace) -> int:
         raise InvalidInput(
             "--out - (stdout) is not supported: give a file path, e.g. --out bank.json"
         )
+    request = transfer.ExportToFile(
+        bank=args.bank,
+        format=args.format,
+        out=args.out,
+        filters=flt,
+        with_vectors=args.with_vectors,
+        partition_by=args.partition_by,
+    )
     ctx = context(args)
-    bank = banks.get(ctx, args.bank)
+    prepared = transfer.prepare_export(ctx, request)
     if args.estimate:
-        guess = estimate(ctx, bank, args.format, flt, with_vectors=args.with_vectors)
+        guess = transfer.estimate(ctx, prepared)
         if args.json:
             emit_json(guess)
         else:
             say(f"{_entries(guess.entries)}, about {_human(guess.bytes)} ({guess.note})")
         return 0
-    with progress_bar(count_entries(ctx, bank, flt), " entries") as progress:
-        result = export(
-            ctx,
-            bank,
-            args.format,
-            Path(args.out),
-            flt,
-            with_vectors=args.with_vectors,
-            partition_by=args.partition_by,
-            progress=progress,
-        )
+    with progress_bar(transfer.count_entries(ctx, prepared), " entries") as progress:
+        result = transfer.export_prepared(ctx, prepared, progress=progress)
     if args.json:
         emit_json(result)
     else:
@@ -172,10 +166,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from memory.export.importer import import_json
+    from memory.ops import transfer
 
+    request = transfer.ImportRequest(path=args.path, name=args.name)
     with progress_bar(None, " entries") as progress:
-        report = import_json(context(args), args.path, name=args.name, progress=progress)
+        report = transfer.import_file(context(args), request, progress)
     if args.json:
         emit_json(report)
     else:
@@ -188,13 +183,14 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from memory import banks, stats
+    from memory import stats
+    from memory.ops import banks
 
     since, until = time_range(args.since, args.until)
     ctx = context(args)
-    bank = banks.get(ctx, args.bank)
     since, until = stats.time_frame(ctx.clock.now(), days=args.days, since=since, until=until)
-    result = stats.compute(ctx, bank, since=since, until=until, top=args.top)
+    request = banks.StatsRequest(bank=args.bank, since=since, until=until, top=args.top)
+    result = banks.stats(ctx, request).stats
     if args.json:
         emit_json(result)
     else:

@@ -10,7 +10,7 @@ from memory.cli.args import context
 from memory.cli.output import emit_json, say, table
 
 if TYPE_CHECKING:
-    from memory.maintenance import BankHealth
+    from memory.ops.maintenance import BankHealth
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -49,18 +49,11 @@ def _verify(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, command: str) -> int:
     """Verify or maintain BANK or every bank; one bank's error is the command's (exit 3
     when it does not exist), while --all reports each bank's and goes on."""
-    from memory import banks, maintenance
+    from memory.ops import maintenance
 
-    one, every = {
-        "maintain": (maintenance.maintain_bank, maintenance.maintain_all),
-        "verify": (maintenance.verify_bank, maintenance.verify_all),
-    }[command]
-    ctx = context(args)
-    if args.all:
-        results = every(ctx, banks.list_banks(ctx))
-    else:
-        results = [one(ctx, banks.get(ctx, args.bank))]
-    return _report(args, results, command)
+    action = {"maintain": maintenance.maintain, "verify": maintenance.verify}[command]
+    request = maintenance.MaintenanceRequest(bank=None if args.all else args.bank)
+    return _report(args, action(context(args), request), command)
 
 
 def _report(args: argparse.Namespace, results: list[BankHealth], command: str) -> int:

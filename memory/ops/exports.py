@@ -13,10 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory import export
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.export.records import ExportEstimate, ExportFilters, ExportFormat, ExportResult
+from memory.ops import transfer
 from memory.ops.jobs import JobRecord, Jobs
 from memory.ops.lab import bank_of
 
@@ -51,8 +51,7 @@ def estimate(ctx: Context, request: ExportRequest) -> ExportEstimate:
     Raises:
         NotFound: an unknown bank.
     """
-    bank = bank_of(ctx, request.resource_id)
-    return export.estimate(ctx, bank, request.format, request.filters)
+    return transfer.estimate(ctx, _prepared(ctx, request))
 
 
 def create(ctx: Context, jobs: Jobs, folder: Path, request: ExportRequest) -> JobRecord:
@@ -63,17 +62,23 @@ def create(ctx: Context, jobs: Jobs, folder: Path, request: ExportRequest) -> Jo
         InvalidInput: filters the bank's entries cannot match (checked before the job).
         TooManyJobs: the account has too many jobs queued or running.
     """
-    bank = bank_of(ctx, request.resource_id)
-    request.filters.check(bank)
+    prepared = _prepared(ctx, request)
 
     def work(record: JobRecord) -> ExportResult:
         folder.mkdir(parents=True, exist_ok=True)  # the server's own folder (not a user's --out)
         path = folder / f"{record.id}.{request.format}"
         record.file = path
-        return export.export(ctx, bank, request.format, path, request.filters)
+        return transfer.export_prepared(ctx, prepared, path)
 
-    details = {"resource_id": bank.id, "format": request.format}
+    details = {"resource_id": prepared.bank.id, "format": request.format}
     return jobs.submit(ctx.account, KIND, work, details)
+
+
+def _prepared(ctx: Context, request: ExportRequest) -> transfer.PreparedExport:
+    """Return the request as a file export of its resolved bank (filters checked)."""
+    bank = bank_of(ctx, request.resource_id)
+    to_file = transfer.ExportToFile(bank=bank.id, format=request.format, filters=request.filters)
+    return transfer.prepared(to_file, bank)
 
 
 def get(jobs: Jobs, account: str, export_id: str, wait: float = 0) -> JobRecord:

@@ -1,10 +1,22 @@
-"""Helpers of the flow tests: reading back the artifacts flows publish."""
+"""Helpers of the flow tests: reading back the tables flows publish."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from typing import Any
 
-def artifact_markdown(key: str) -> str:
-    """Return the markdown of the newest artifact with `key`."""
+
+@dataclass(frozen=True)
+class Published:
+    """A table artifact as a flow published it."""
+
+    rows: list[dict[str, Any]]
+    description: str
+
+
+def artifact_table(key: str) -> Published:
+    """Return the rows and description of the newest table artifact with `key`."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
     from prefect.client.schemas.sorting import ArtifactSort
@@ -16,4 +28,6 @@ def artifact_markdown(key: str) -> str:
             limit=1,
         )
     assert found, f"no artifact {key}"
-    return str(found[0].data)
+    (artifact,) = found
+    assert artifact.type == "table"
+    return Published(rows=json.loads(str(artifact.data)), description=artifact.description or "")

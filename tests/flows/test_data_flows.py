@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from flow_support import artifact_markdown
+from flow_support import artifact_table
 
 from memory import banks
 from memory.context import Context
@@ -32,9 +32,16 @@ def test_ingest_and_export_flows(prefect_api: None, tmp_path: Path) -> None:
     report = ingest_flow(bank="support", paths=[str(source)], data=data, account="acme")
 
     assert (report.stored, report.rejected) == (4, 8)
-    markdown = artifact_markdown("membank-ingest")
-    assert "| **total (1 file)** | 12 | 4 | 0 | 8 | |" in markdown
-    assert f"`{source}.rejects.jsonl`" in markdown
+    (row, total) = artifact_table("membank-ingest").rows
+    assert total == {
+        "file": "total (1 file)",
+        "rows": 12,
+        "stored": 4,
+        "already present": 0,
+        "rejected": 8,
+        "rejects file": "",
+    }
+    assert row["rejects file"] == f"{source}.rejects.jsonl"
 
     out = tmp_path / "support.json"
     result = export_flow(
@@ -48,4 +55,4 @@ def test_ingest_and_export_flows(prefect_api: None, tmp_path: Path) -> None:
 
     assert result.entries == 2
     assert len(json.loads(out.read_text("utf-8"))["entries"]) == 2
-    assert "| entries | 2 |" in artifact_markdown("membank-export")
+    assert {"item": "entries", "value": "2"} in artifact_table("membank-export").rows

@@ -1,14 +1,16 @@
-"""Flow tasks retry transient failures only: a missing bank or bad input fails at once."""
+"""Flow tasks retry transient failures only: a missing bank or bad input fails at once, a
+provider error (retried by the provider) too, and a task that calls an LLM never retries."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prefect.states import Failed
 
 from flows.retry import transient
-from memory.errors import Conflict, InvalidInput, NotFound, StorageError
+from memory.errors import Conflict, InvalidInput, NotFound, ProviderError, StorageError
 
 
 @pytest.mark.parametrize(
@@ -17,6 +19,7 @@ from memory.errors import Conflict, InvalidInput, NotFound, StorageError
         (NotFound("no bank"), False),
         (InvalidInput("bad path"), False),
         (Conflict("name taken"), False),
+        (ProviderError("the model timed out, three times"), False),
         (StorageError("commit conflict"), True),
         (OSError("disk"), True),
     ],
@@ -25,13 +28,13 @@ def test_only_transient_failures_are_retried(error: Exception, retried: bool) ->
     assert transient(None, None, Failed(data=error)) is retried
 
 
-def test_every_flow_task_uses_the_condition() -> None:
+def _tasks() -> list[Any]:
     import flows.compaction_sweep as sweep
     import flows.export as export
     import flows.ingest as ingest
     import flows.retention_sweep as retention
 
-    tasks = [
+    return [
         sweep.evaluate,
         sweep.compact_with_summary,
         sweep.compact_without_summary,
@@ -40,7 +43,18 @@ def test_every_flow_task_uses_the_condition() -> None:
         ingest.ingest_files,
         retention.retain,
     ]
-    assert all(t.retry_condition_fn is transient for t in tasks)
+
+
+def test_every_flow_task_uses_the_condition() -> None:
+    assert all(t.retry_condition_fn is transient for t in _tasks())
+
+
+def test_only_tasks_that_call_no_llm_retry() -> None:
+    from flows.compaction_sweep import LLM_TAG
+
+    calls_llm = {t.name for t in _tasks() if LLM_TAG in t.tags}
+    assert calls_llm == {"compact_with_summary"}
+    assert all((t.retries == 0) == (t.name in calls_llm) for t in _tasks())
 
 
 def test_ingest_into_a_missing_bank_fails_with_not_found(prefect_api: None, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from compaction_support import make_bank, write_turns
-from flow_support import artifact_markdown
+from flow_support import artifact_table
 
 from memory import banks, entries, purge
 from memory.context import Context
@@ -61,10 +61,18 @@ def test_compaction_sweep_compacts_every_partition_over_a_threshold(
     assert banks.get(writer, chat.id).summary_count == 1
     assert banks.get(other, theirs.id).summary_count == 1
     assert not any(purge.pending_deletions(writer, b) for b in (chat, shed, theirs))  # final
-    markdown = artifact_markdown("membank-compaction-sweep")
-    assert "| chat | acme | 2 | 1 | 0 | 0 |" in markdown
-    assert "| theirs | globex | 1 | 1 | 0 | 0 |" in markdown
-    assert f"Storage: `{Path(data).resolve()}`" in markdown  # which storage was swept
+    published = artifact_table("membank-compaction-sweep")
+    reported = {row["bank"]: row for row in published.rows}
+    assert reported["chat"] == {
+        "bank": "chat",
+        "account": "acme",
+        "partitions checked": 2,
+        "compacted": 1,
+        "skipped (reason)": "0",
+        "failures": "0",
+    }
+    assert (reported["theirs"]["account"], reported["theirs"]["compacted"]) == ("globex", 1)
+    assert f"Storage: `{Path(data).resolve()}`" in published.description  # which storage
 
 
 def test_failed_summaries_are_reported_and_nothing_is_deleted(
@@ -75,9 +83,7 @@ def test_failed_summaries_are_reported_and_nothing_is_deleted(
     chat = make_bank(writer, "chat", max_turns=5)
     before = [e.id for e in write_turns(writer, chat, "p1", 8)]
     monkeypatch.setenv("MEMBANK_LLM_MODEL", "openai/gpt-4o-mini")  # blocked in tests
-    monkeypatch.setattr(
-        sweep, "compact_with_summary", sweep.compact_with_summary.with_options(retries=0)
-    )
+    assert sweep.compact_with_summary.retries == 0  # the provider retries, not the task
 
     rows = sweep.compaction_sweep(data=data)
 
@@ -87,7 +93,8 @@ def test_failed_summaries_are_reported_and_nothing_is_deleted(
     assert not row.failures[0].startswith("p1: p1:")  # the key once
     assert "blocked" in row.failures[0]
     assert [e.id for e in entries.load(writer, chat, "p1")] == before
-    assert "p1: " in artifact_markdown("membank-compaction-sweep")
+    (reported,) = artifact_table("membank-compaction-sweep").rows
+    assert reported["failures"].startswith("p1: ")
 
 
 def test_retention_sweep_deletes_expired_entries_only(
@@ -112,7 +119,11 @@ def test_retention_sweep_deletes_expired_entries_only(
     assert (by_bank["keep"].status, by_bank["keep"].deleted) == ("untouched", 0)
     assert len(entries.load(writer, short, "k")) == 2
     assert len(entries.load(writer, keep, "k")) == 6
-    markdown = artifact_markdown("membank-retention-sweep")
-    assert "| short | acme | 30 days | deleted | 4 |" in markdown
-    assert "| keep | acme | indefinite | untouched | 0 |" in markdown
-    assert f"Storage: `{Path(data).resolve()}`" in markdown
+    published = artifact_table("membank-retention-sweep")
+    reported = [
+        (r["bank"], r["account"], r["retention"], r["status"], r["entries deleted"])
+        for r in published.rows
+    ]
+    assert ("short", "acme", "30 days", "deleted", 4) in reported
+    assert ("keep", "acme", "indefinite", "untouched", 0) in reported
+    assert f"Storage: `{Path(data).resolve()}`" in published.description

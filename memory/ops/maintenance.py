@@ -1,0 +1,57 @@
+"""Maintenance use cases: verify that deletion is final and counters are right, and maintain
+(finish interrupted deletions, upgrade indices, repair counters), for one bank or all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory import maintenance
+from memory.maintenance import BankHealth
+from memory.models import Bank
+from memory.ops.banks import get, list_banks
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from memory.context import Context
+
+__all__ = ["BankHealth", "MaintenanceRequest", "maintain", "verify"]
+
+
+@dataclass(frozen=True)
+class MaintenanceRequest:
+    """The bank `bank` (id or name) to check or maintain, or every bank of the account (None)."""
+
+    bank: str | None = None
+
+
+def verify(ctx: Context, request: MaintenanceRequest) -> list[BankHealth]:
+    """Return each bank's health: deleted rows or old versions left, counters off.
+
+    Raises:
+        NotFound: an unknown bank (over every bank, a failing one is reported instead).
+    """
+    return _each(ctx, request, maintenance.verify_bank, maintenance.verify_all)
+
+
+def maintain(ctx: Context, request: MaintenanceRequest) -> list[BankHealth]:
+    """Finish pending deletions, upgrade old indices, repair counters; returns what is left.
+
+    Raises:
+        NotFound: an unknown bank.
+        PrunePending: one bank's prune failed (over every bank, it is reported instead).
+    """
+    return _each(ctx, request, maintenance.maintain_bank, maintenance.maintain_all)
+
+
+def _each(
+    ctx: Context,
+    request: MaintenanceRequest,
+    one: Callable[[Context, Bank], BankHealth],
+    every: Callable[[Context, Iterable[Bank]], list[BankHealth]],
+) -> list[BankHealth]:
+    if request.bank is None:
+        return every(ctx, list_banks(ctx))
+    return [one(ctx, get(ctx, request.bank))]
