@@ -19,7 +19,14 @@ from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.judge import Evaluation, check_runs, evaluate, uses_llm
 from memory.lab.pasted import parse_pasted
-from memory.lab.records import BankSource, CostPreview, Source, TestOptions, TestRun
+from memory.lab.records import (
+    BankSource,
+    CostPreview,
+    Source,
+    SyntheticSource,
+    TestOptions,
+    TestRun,
+)
 from memory.lab.run import Progress, chosen_judge, judge_for, preview_checked, run_checked
 from memory.lab.saved import compare_checked
 from memory.models import Bank, BankType
@@ -230,3 +237,48 @@ def accept(ctx: Context, bank_ref: str, proposal: Proposal) -> Bank:
         InvalidInput: the proposal is for another bank type.
     """
     return assistant.accept(ctx, bank_of(ctx, bank_ref).id, proposal)
+
+
+def default_retention(bank_type: BankType) -> int | None:
+    """Return the retention a new bank of `bank_type` gets when its create request omits it
+    (the lab's create form starts from it)."""
+    return banks.default_retention(bank_type, banks.CURRENT_API_VERSION)
+
+
+class ProposalTest(_Request):
+    """A test of a proposal's prompt and thresholds: on the bank it was made for, when it
+    holds entries to compact, else on entries made up from the description."""
+
+    proposal: Proposal
+    description: str
+    bank: str | None = None
+    """The bank the proposal is for (None: a new bank)."""
+
+
+def test_proposal(ctx: Context, request: ProposalTest, progress: Progress | None = None) -> TestRun:
+    """Run (and save) a compaction test of the proposal: the bank's own entries when it has
+    two or more, else synthetic ones from the description (with planted facts, so the
+    fact diff shows what the prompt keeps).
+
+    Raises:
+        NotFound: an unknown bank.
+        InvalidInput: a prompt or threshold a test cannot take.
+        ProviderError: the summarizer, generator or judge model failed.
+    """
+    proposal = request.proposal
+    options = TestOptions(
+        prompt=proposal.compaction_prompt,
+        max_tokens=proposal.max_tokens,
+        max_turns=proposal.max_turns,
+    )
+    source: Source = SyntheticSource(description=request.description, bank_type=proposal.bank_type)
+    bank = bank_of(ctx, request.bank) if request.bank is not None else None
+    if bank is not None and sum(p.entries for p in ctx.store.partition_sizes(bank.id)) >= 2:
+        source = BankSource(bank=bank.id)
+    else:
+        bank = None
+    test = LabTest(source=source, options=options, save=True)
+    return run_prepared(ctx, PreparedTest(test, bank), progress)
+
+
+test_proposal.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
