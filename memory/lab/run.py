@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memory import banks
 from memory.compaction.plan import (
     MIN_SUMMARY_TOKENS,
     SUMMARY_SHARE,
@@ -184,7 +183,7 @@ def run_loaded(
     judge = judge_label(judge_model)  # an unknown judge is refused before anything runs
     judge_completer = judge_for(ctx, judge_model)
     bank = _test_bank(loaded.bank, prompt, options.max_tokens, options.max_turns)
-    mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
+    mode = get_mode(bank.mode, bank=bank.name)  # a draft bank's mode is always defined
     covered, kept, budget = split(bank, loaded.entries)
     completer = completer_for(ctx)
     label = summarizer_label(completer.model)

@@ -183,7 +183,7 @@ def judge(ctx: Context, request: JudgeRequest) -> Evaluation:
             )
         source = [entry_line(e.content, e.speaker) for e in found]
         prompt = prompt if prompt is not None else bank.compaction_prompt
-        mode = banks.mode_of(bank)
+        mode = get_mode(bank.mode, bank=bank.name)
     else:
         assert request.pasted is not None  # the validator wants one source
         drafts = parse_pasted(request.pasted, request.bank_type)
