@@ -27,8 +27,17 @@ from memory.lab.records import (
     TestOptions,
     TestRun,
 )
-from memory.lab.run import Progress, chosen_judge, judge_for, preview_checked, run_checked
+from memory.lab.run import (
+    LabModels,
+    Progress,
+    chosen_judge,
+    judge_for,
+    models_for,
+    preview_checked,
+    run_checked,
+)
 from memory.lab.saved import compare_checked
+from memory.lab.sources import llm_for
 from memory.models import Bank, BankType
 from memory.prompts import entry_line
 
@@ -64,24 +73,28 @@ class LabTest(_Request):
 
 @dataclass(frozen=True)
 class PreparedTest:
-    """A test whose bank (for a bank source) is resolved: ready to run, in a job or now."""
+    """A test whose bank (for a bank source) and models are resolved: ready to run, in a job
+    or now."""
 
     request: LabTest
     bank: Bank | None
+    models: LabModels
 
 
 def prepare_test(ctx: Context, request: LabTest) -> PreparedTest:
-    """Resolve the test's bank (before any work starts, so a surface answers NotFound now).
+    """Resolve the test's bank (before any work starts, so a surface answers NotFound now)
+    and its models (summarizer, judge, synthetic generator) from the context's settings.
 
     Raises:
         NotFound: an unknown bank.
     """
+    models = models_for(ctx, request.options.judge_model)
     source = request.source
     if not isinstance(source, BankSource):
-        return PreparedTest(request, None)
+        return PreparedTest(request, None, models)
     bank = bank_of(ctx, source.bank)
     named = source.model_copy(update={"bank": bank.id})  # the run names the bank by its id
-    return PreparedTest(request.model_copy(update={"source": named}), bank)
+    return PreparedTest(request.model_copy(update={"source": named}), bank, models)
 
 
 def run_prepared(ctx: Context, prepared: PreparedTest, progress: Progress | None = None) -> TestRun:
@@ -96,6 +109,7 @@ def run_prepared(ctx: Context, prepared: PreparedTest, progress: Progress | None
         ctx,
         request.source,
         request.options,
+        prepared.models,
         bank=prepared.bank,
         save=request.save,
         progress=progress,
@@ -113,7 +127,7 @@ test_compaction.__test__ = False  # type: ignore[attr-defined]  # not a pytest t
 def preview(ctx: Context, request: LabTest) -> CostPreview:
     """Return what the test would cost (entries, tokens, judge calls); runs nothing."""
     prepared = prepare_test(ctx, request)
-    return preview_checked(ctx, request.source, request.options, prepared.bank)
+    return preview_checked(ctx, request.source, request.options, prepared.models, prepared.bank)
 
 
 def compare(
@@ -124,10 +138,12 @@ def compare(
 ) -> tuple[TestRun, TestRun]:
     """Run the request's options and `other` on the same entries (loaded once)."""
     prepared = prepare_test(ctx, request)
+    models = (prepared.models, models_for(ctx, other.judge_model))
     return compare_checked(
         ctx,
         request.source,
         (request.options, other),
+        models,
         bank=prepared.bank,
         save=request.save,
         progress=progress,
@@ -226,7 +242,8 @@ def propose(ctx: Context, request: ProposeRequest) -> Proposal:
                 f"bank {bank.name!r} is a {bank.type} bank, not {bank_type}: drop type"
             )
         bank_type = bank.type
-    return assistant.propose(request.description, bank_type=bank_type, settings=ctx.settings)
+    model = llm_for(ctx.settings)  # the settings' LLM, or None: the offline rules
+    return assistant.propose(request.description, bank_type=bank_type, model=model)
 
 
 def accept(ctx: Context, bank_ref: str, proposal: Proposal) -> Bank:
@@ -278,7 +295,7 @@ def test_proposal(ctx: Context, request: ProposalTest, progress: Progress | None
     else:
         bank = None
     test = LabTest(source=source, options=options, save=True)
-    return run_prepared(ctx, PreparedTest(test, bank), progress)
+    return run_prepared(ctx, PreparedTest(test, bank, models_for(ctx)), progress)
 
 
 test_proposal.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
