@@ -160,7 +160,8 @@ def run_test(
     """Run the compaction summarizer with `prompt` on `source`'s entries and judge it.
 
     Args:
-        ctx: The context (store, summarizer, embedder for the heuristic judge, settings).
+        ctx: The context (store, embedder for the heuristic judge; its settings and
+            summarizer choose the models: `models_for`).
         source: A bank (read only), pasted text, or a synthetic description.
         prompt, max_tokens, max_turns, judge_model, runs: the options (`TestOptions`).
         save: Save the run (listed by `list_runs`).

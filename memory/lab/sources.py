@@ -116,7 +116,9 @@ def largest_partition(ctx: Context, bank: Bank) -> tuple[str, int] | None:
 
 
 def _largest(every: Sequence[Entry]) -> tuple[str, list[Entry], int]:
-    """Return the key with the most tokens, its entries, and how many keys there are."""
+    """Return the key with the most tokens, its entries, and how many keys there are, for
+    pasted or synthetic entries (already in memory); a stored bank asks its store instead
+    (`largest_partition`, one two-column scan), in the same order."""
     parts: dict[str, list[Entry]] = {}
     for entry in every:
         parts.setdefault(entry.key, []).append(entry)
