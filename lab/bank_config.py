@@ -8,9 +8,10 @@ from pathlib import Path
 import streamlit as st
 
 from lab import ui
-from memory import banks, export
+from memory import export
 from memory.context import Context
 from memory.models import Bank, BankUpdate
+from memory.ops import banks, exports
 from memory.ops.compaction import compact_now
 
 
@@ -29,18 +30,15 @@ def configuration(ctx: Context, bank: Bank) -> None:
     save, test, assist = st.columns(3)
     if save.button("Save configuration", type="primary", key="cfg_save"):
         with ui.reported():
-            updated = banks.update(
-                ctx,
-                bank.id,
-                BankUpdate(
-                    name=name,
-                    description=description,
-                    compaction_prompt=prompt or None,
-                    max_tokens=max_tokens,
-                    max_turns=max_turns,
-                    retention_days=retention,
-                ),
+            changes = BankUpdate(
+                name=name,
+                description=description,
+                compaction_prompt=prompt or None,
+                max_tokens=max_tokens,
+                max_turns=max_turns,
+                retention_days=retention,
             )
+            updated = banks.update(ctx, banks.UpdateBank(bank.id, changes))
             st.session_state["saved"] = updated.name
             st.rerun()
     if test.button("Test compaction prompt", key="cfg_test"):
@@ -83,7 +81,8 @@ def _export(ctx: Context, bank: Bank) -> None:
     st.subheader("Export")
     fmt = st.radio("Format", ["json", "parquet"], horizontal=True, key="cfg_export_format")
     with ui.reported():
-        guess = export.estimate(ctx, bank, fmt)  # type: ignore[arg-type]
+        asked = exports.ExportRequest(resource_type="memory_bank", resource_id=bank.id, format=fmt)
+        guess = exports.estimate(ctx, asked)
         st.write(f"{guess.entries:,} entries, about {guess.bytes:,} bytes ({guess.note}).")
         if st.button("Prepare the export", key="cfg_export"):
             with st.status("Exporting...") as status, tempfile.TemporaryDirectory() as tmp:

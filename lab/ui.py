@@ -1,6 +1,6 @@
 """What every lab page shares: the context, the bank picker, error display, retention input.
 
-The pages are thin: each widget reads or calls a `memory` function. The context comes from
+The pages are thin: each widget reads or calls a `memory.ops` use case. The context comes from
 `memory.context.open_context` (MEMBANK_URI, MEMBANK_ACCOUNT, default account "local"); a test
 puts its own under `CONTEXT_KEY` in the session state instead.
 """
@@ -12,11 +12,11 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from memory import banks
 from memory.config import RETENTION_PRESETS
 from memory.context import Context, open_context
 from memory.errors import MembankError
 from memory.models import Bank, BankType
+from memory.ops import banks
 
 CONTEXT_KEY = "membank_context"
 """Session-state key of a context to use instead of opening the storage (tests)."""

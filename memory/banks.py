@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.config import CONFIG_DIR_ENV, Mode, get_mode, get_template, modes, user_configs_dir
+from memory.config import Mode, get_mode, get_template
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.store import filters
@@ -218,25 +218,8 @@ def get(ctx: Context, ref: str) -> Bank:
 
 
 def mode_of(bank: Bank) -> Mode:
-    """Return the bank's mode; InvalidInput saying how to bring it back when it is not defined
-    here (a mode of the user's own, with MEMBANK_CONFIG_DIR unset or no longer defining it).
-
-    A bank's mode never changes, so the only fix is the folder that defines it.
-    """
-    found = modes().get(bank.mode)
-    if found is not None:
-        return found
-    folder = user_configs_dir()
-    where = (
-        f"{CONFIG_DIR_ENV} is unset"
-        if folder is None
-        else f"{folder / 'modes.yaml'} does not define it"
-    )
-    raise InvalidInput(
-        f"bank {bank.name!r} uses unknown mode {bank.mode!r} ({where}): set {CONFIG_DIR_ENV} "
-        f"to the folder whose modes.yaml defines {bank.mode!r} (load, stats, export, "
-        "forget and retention work without it)"
-    )
+    """Return the bank's mode (`config.get_mode`: InvalidInput says how to bring it back)."""
+    return get_mode(bank.mode, bank=bank.name)
 
 
 def vector_dims(ctx: Context, bank: Bank) -> int:

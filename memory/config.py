@@ -236,16 +236,38 @@ def _templates(user_dir: str | None) -> dict[str, Template]:
     return found
 
 
-def get_mode(name: str) -> Mode:
-    """Return the mode called `name`; InvalidInput lists the valid names otherwise."""
+def get_mode(name: str, *, bank: str | None = None) -> Mode:
+    """Return the mode called `name`: the one mode look-up.
+
+    Args:
+        name: The mode's name.
+        bank: The name of the stored bank whose mode this is (None: a name being chosen).
+
+    Raises:
+        InvalidInput: no such mode. For a name being chosen the message lists the valid
+            names; for a stored bank's mode (which never changes) it says how to bring the
+            mode back: the folder whose modes.yaml defines it.
+    """
     found = modes().get(name)
-    if found is None:
+    if found is not None:
+        return found
+    if bank is None:
         where = os.environ.get(CONFIG_DIR_ENV, "").strip() or "unset"
         raise InvalidInput(
             f"unknown mode {name!r}: choose one of {', '.join(sorted(modes()))} (modes of "
             f"your own come from $MEMBANK_CONFIG_DIR/modes.yaml; {CONFIG_DIR_ENV} is {where})"
         )
-    return found
+    folder = user_configs_dir()
+    where = (
+        f"{CONFIG_DIR_ENV} is unset"
+        if folder is None
+        else f"{folder / 'modes.yaml'} does not define it"
+    )
+    raise InvalidInput(
+        f"bank {bank!r} uses unknown mode {name!r} ({where}): set {CONFIG_DIR_ENV} "
+        f"to the folder whose modes.yaml defines {name!r} (load, stats, export, "
+        "forget and retention work without it)"
+    )
 
 
 def get_template(name: str) -> Template:

@@ -8,11 +8,9 @@ import streamlit as st
 
 from lab import ui
 from lab.run_view import plain, show_run
-from memory import banks
-from memory.assistant import Proposal, accept, propose
-from memory.export import count_entries
-from memory.lab import BankSource, SyntheticSource, run_test
+from memory.assistant import Proposal
 from memory.models import BankType
+from memory.ops import lab
 
 NEW, EXISTING = "A new bank", "An existing bank"
 TYPES: list[BankType | None] = [None, "conversation", "general"]
@@ -38,7 +36,12 @@ else:
 
 if st.button("Propose", type="primary", disabled=not description.strip(), key="as_propose"):
     with ui.reported(), st.spinner("Thinking about a configuration..."):
-        state["as_proposal"] = propose(description, bank_type=bank_type, settings=ctx.settings)
+        asked = (
+            lab.ProposeRequest(description=description, bank=bank.id)
+            if bank is not None
+            else lab.ProposeRequest(description=description, type=bank_type)
+        )
+        state["as_proposal"] = lab.propose(ctx, asked)
         state["as_for"] = bank.id if bank is not None else None
         state.pop("as_test", None)
 
@@ -66,7 +69,7 @@ if proposal is not None:
     if accept_col.button(label, type="primary", key="as_accept"):
         with ui.reported():
             if target_id:
-                applied = accept(ctx, target_id, proposal)
+                applied = lab.accept(ctx, target_id, proposal)
                 state["as_message"] = f"Applied the proposal to bank {applied.name!r}."
                 state.pop("as_proposal", None)
                 st.rerun()
@@ -82,21 +85,9 @@ if proposal is not None:
     if test_col.button("Test this prompt", key="as_test_prompt"):
         # the bank's own entries when it has some to compact, else entries made up from
         # the description (with planted facts, so the diff shows what the prompt keeps)
-        held = count_entries(ctx, banks.get(ctx, target_id)) if target_id else 0
-        source: BankSource | SyntheticSource = (
-            BankSource(bank=target_id)
-            if target_id and held >= 2
-            else SyntheticSource(description=description, bank_type=proposal.bank_type)
-        )
+        test = lab.ProposalTest(proposal=proposal, description=description, bank=target_id)
         with ui.reported(), st.status("Testing the proposed prompt...", expanded=True) as status:
-            state["as_test"] = run_test(
-                ctx,
-                source,
-                prompt=proposal.compaction_prompt,
-                max_tokens=proposal.max_tokens,
-                max_turns=proposal.max_turns,
-                progress=status.write,
-            )
+            state["as_test"] = lab.test_proposal(ctx, test, progress=status.write)
             status.update(label="Test done", state="complete", expanded=False)
     tested = state.get("as_test")
     if tested is not None:

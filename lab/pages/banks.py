@@ -6,9 +6,9 @@ import streamlit as st
 
 from lab import ui
 from lab.bank_config import configuration
-from memory import banks
 from memory.config import modes, templates
 from memory.models import BankCreate, BankType
+from memory.ops import banks, lab
 
 SCRATCH = "(from scratch)"
 TYPES: list[BankType] = ["conversation", "general"]
@@ -92,7 +92,7 @@ with create_tab:
     elif template is not None:
         default_retention = template.retention_days
     else:
-        default_retention = banks.default_retention(bank_type, banks.CURRENT_API_VERSION)
+        default_retention = lab.default_retention(bank_type)
     retention = ui.retention_input(f"{k}_{bank_type}", default_retention)
     create, test, assist = st.columns([1, 1, 1])
     if test.button("Test prompt", key="create_test_prompt"):
@@ -103,20 +103,18 @@ with create_tab:
         st.switch_page("pages/assistant.py")
     if create.button("Create", type="primary", key="create_bank"):
         with ui.reported():
-            bank = banks.create(
-                ctx,
-                BankCreate(
-                    name=name,
-                    type=bank_type,
-                    mode=mode,
-                    template=template.name if template else None,
-                    description=description,
-                    compaction_prompt=prompt or None,
-                    max_tokens=max_tokens,
-                    max_turns=max_turns,
-                    retention_days=retention,
-                ),
+            spec = BankCreate(
+                name=name,
+                type=bank_type,
+                mode=mode,
+                template=template.name if template else None,
+                description=description,
+                compaction_prompt=prompt or None,
+                max_tokens=max_tokens,
+                max_turns=max_turns,
+                retention_days=retention,
             )
+            bank = banks.create(ctx, banks.CreateBank(spec))
             st.session_state[ui.SELECTED_KEY] = bank.id
             st.session_state.pop("assistant_draft", None)
             st.session_state["created"] = bank.name

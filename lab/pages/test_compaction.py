@@ -7,11 +7,10 @@ import streamlit as st
 
 from lab import ui
 from lab.run_view import show_pair, show_run
-from memory import banks
 from memory.judge import MAX_RUNS
 from memory.lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
 from memory.models import BankType
-from memory.ops import lab
+from memory.ops import banks, lab
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]

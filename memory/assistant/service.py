@@ -10,19 +10,18 @@ from memory.assistant.records import Proposal
 from memory.assistant.rules import propose_offline
 from memory.errors import InvalidInput
 from memory.models import Bank, BankType, BankUpdate
-from memory.providers import completer_for, is_offline
-from memory.settings import Settings
 from memory.validation import check_text
 
 if TYPE_CHECKING:
     from memory.context import Context
+    from memory.ports import Completer
 
 MAX_DESCRIPTION = 4000
 """Longest description the assistant reads (characters)."""
 
 
 def propose(
-    description: str, *, bank_type: BankType | None = None, settings: Settings | None = None
+    description: str, *, bank_type: BankType | None = None, model: Completer | None = None
 ) -> Proposal:
     """Return a proposed configuration for `description`; nothing is stored or changed.
 
@@ -30,8 +29,8 @@ def propose(
         description: The use, e.g. "customer support, about 50 messages per day per
             customer"; a stated volume sets the thresholds (the arithmetic is shown).
         bank_type: The bank's type when it is known (an existing bank's, or chosen).
-        settings: Whose `llm_model` proposes: the offline rule-based assistant for a
-            `membank/` model (the default), else that litellm model.
+        model: The language model that proposes; None (the default, and what an offline
+            `membank/` MEMBANK_LLM_MODEL gives) for the offline rule-based assistant.
 
     Raises:
         InvalidInput: a blank or overlong description.
@@ -44,10 +43,9 @@ def propose(
         raise InvalidInput(
             f"the description is {len(description)} characters: keep it under {MAX_DESCRIPTION}"
         )
-    resolved = settings or Settings()
-    if is_offline(resolved.llm_model):
+    if model is None:
         return propose_offline(description, bank_type)
-    return propose_with_model(description, bank_type, completer_for(resolved))
+    return propose_with_model(description, bank_type, model)
 
 
 def accept(ctx: Context, bank: str, proposal: Proposal) -> Bank:

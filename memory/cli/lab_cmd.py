@@ -250,12 +250,14 @@ def _short(text: str, width: int = 60) -> str:
 
 def _assistant(args: argparse.Namespace) -> int:
     from memory import assistant
+    from memory.lab.sources import llm_for
     from memory.ops import lab
     from memory.settings import Settings
 
     ctx = context(args) if args.apply is not None else None
     if ctx is None:  # nothing stored is read: no storage opened
-        proposal = assistant.propose(args.description, bank_type=args.type, settings=Settings())
+        model = llm_for(Settings())  # the edge reads the settings
+        proposal = assistant.propose(args.description, bank_type=args.type, model=model)
         if args.json:
             emit_json(proposal)
         else:

@@ -108,19 +108,6 @@ class TestRun(_Record):
     created_at: datetime
 
 
-def check_options(prompt: str, runs: int, max_tokens: int | None, max_turns: int | None) -> None:
-    """Check a test's prompt, judge runs and thresholds (`TestOptions` does, once).
-
-    Raises:
-        InvalidInput: a blank prompt, runs below 1, or a threshold out of range.
-    """
-    check_text("compaction prompt", prompt)
-    if not prompt.strip():
-        raise InvalidInput("the compaction prompt is empty: give the instructions to test")
-    check_runs(runs)
-    check_bank_fields(compaction_prompt=prompt, max_tokens=max_tokens, max_turns=max_turns)
-
-
 class TestOptions(_Record):
     """What a compaction test runs with, checked once, when made (InvalidInput otherwise).
 
@@ -141,6 +128,14 @@ class TestOptions(_Record):
 
     @model_validator(mode="after")
     def _checked(self) -> TestOptions:
-        check_options(self.prompt, self.runs, self.max_tokens, self.max_turns)
-        uses_llm(self.judge_model)  # an unknown offline judge is refused before anything runs
+        """Refuse a blank prompt, runs outside 1-MAX_RUNS, a threshold out of range, or a
+        blank or unknown offline judge (InvalidInput), before anything runs."""
+        check_text("compaction prompt", self.prompt)
+        if not self.prompt.strip():
+            raise InvalidInput("the compaction prompt is empty: give the instructions to test")
+        check_runs(self.runs)
+        check_bank_fields(
+            compaction_prompt=self.prompt, max_tokens=self.max_tokens, max_turns=self.max_turns
+        )
+        uses_llm(self.judge_model)
         return self

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory import banks
 from memory.compaction.plan import (
     MIN_SUMMARY_TOKENS,
     SUMMARY_SHARE,
@@ -27,12 +27,11 @@ from memory.errors import InvalidInput
 from memory.judge import HEURISTIC_LABEL, Evaluation, evaluate, judge_calls, uses_llm
 from memory.lab.facts import fact_diff
 from memory.lab.records import CostPreview, SyntheticSource, TestOptions, TestRun
-from memory.lab.sources import Loaded, as_draft, load
+from memory.lab.sources import Loaded, as_draft, llm_for, load
 from memory.lab.synthetic import check_source
 from memory.models import Bank, Entry
 from memory.ports import Completer
 from memory.prompts import entry_line
-from memory.providers import is_offline
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -41,6 +40,34 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 ESTIMATED_TOKENS_PER_ENTRY = 40
 """Tokens a synthetic entry is assumed to take when an LLM will write it (preview only)."""
+
+
+@dataclass(frozen=True)
+class LabModels:
+    """The models a compaction test uses, chosen once where the test is asked for
+    (`models_for`, from the context's settings); tests pass scripted ones."""
+
+    summarizer: Completer
+    """Writes the summary, as compaction's summarizer would."""
+    judge: Completer | None = None
+    """Scores the summary through deepeval; None: the offline heuristic judge."""
+    generator: Completer | None = None
+    """Writes synthetic entries; None: the offline templates."""
+
+
+def models_for(ctx: Context, judge_model: str | None = None) -> LabModels:
+    """Return the test's models: the context's summarizer, the judge `judge_model` names
+    (None: the settings' MEMBANK_JUDGE_MODEL, the heuristic judge by default) and the
+    settings' LLM as the synthetic generator (None when it is an offline one).
+
+    Raises:
+        InvalidInput: a blank judge name or an unknown offline judge.
+    """
+    return LabModels(
+        summarizer=completer_for(ctx),
+        judge=judge_for(ctx, chosen_judge(ctx, judge_model)),
+        generator=llm_for(ctx.settings),
+    )
 
 
 def preview(
@@ -53,11 +80,15 @@ def preview(
 ) -> CostPreview:
     """Return what a test of `source` will cost (`preview_checked` with these options)."""
     options = TestOptions(prompt=prompt, judge_model=judge_model, runs=runs)
-    return preview_checked(ctx, source, options)
+    return preview_checked(ctx, source, options, models_for(ctx, options.judge_model))
 
 
 def preview_checked(
-    ctx: Context, source: Source, options: TestOptions, bank: Bank | None = None
+    ctx: Context,
+    source: Source,
+    options: TestOptions,
+    models: LabModels,
+    bank: Bank | None = None,
 ) -> CostPreview:
     """Return what a test of `source` will cost: entries, tokens, judge calls; runs nothing.
 
@@ -71,18 +102,18 @@ def preview_checked(
         InvalidInput: a source with nothing to test.
         NotFound: an unknown bank.
     """
-    judge_model = chosen_judge(ctx, options.judge_model)
-    if isinstance(source, SyntheticSource) and not is_offline(ctx.settings.llm_model):
+    judge_model = models.judge.model if models.judge is not None else None
+    if isinstance(source, SyntheticSource) and models.generator is not None:
         check_source(source)
         count, tokens = source.count, source.count * ESTIMATED_TOKENS_PER_ENTRY
     else:
-        loaded = load(ctx, source, bank)
+        loaded = load(ctx, source, bank, models.generator)
         count, tokens = len(loaded.entries), sum(e.token_count for e in loaded.entries)
     return CostPreview(
         entries=count,
         tokens=tokens,
         judge_calls=judge_calls(judge_model, options.runs),
-        summarizer=summarizer_label(completer_for(ctx).model),
+        summarizer=summarizer_label(models.summarizer.model),
         judge=judge_label(judge_model),
     )
 
@@ -129,7 +160,8 @@ def run_test(
     """Run the compaction summarizer with `prompt` on `source`'s entries and judge it.
 
     Args:
-        ctx: The context (store, summarizer, embedder for the heuristic judge, settings).
+        ctx: The context (store, embedder for the heuristic judge; its settings and
+            summarizer choose the models: `models_for`).
         source: A bank (read only), pasted text, or a synthetic description.
         prompt, max_tokens, max_turns, judge_model, runs: the options (`TestOptions`).
         save: Save the run (listed by `list_runs`).
@@ -150,13 +182,15 @@ def run_test(
         judge_model=judge_model,
         runs=runs,
     )
-    return run_checked(ctx, source, options, save=save, progress=progress)
+    models = models_for(ctx, options.judge_model)
+    return run_checked(ctx, source, options, models, save=save, progress=progress)
 
 
 def run_checked(
     ctx: Context,
     source: Source,
     options: TestOptions,
+    models: LabModels,
     *,
     bank: Bank | None = None,
     save: bool = False,
@@ -165,8 +199,8 @@ def run_checked(
     """Run a test with options already checked; `bank`: the source's bank, if resolved."""
     say = progress or (lambda message: None)
     say("loading entries")
-    loaded = load(ctx, source, bank)
-    return run_loaded(ctx, source, loaded, options, save=save, progress=say)
+    loaded = load(ctx, source, bank, models.generator)
+    return run_loaded(ctx, source, loaded, options, models, save=save, progress=say)
 
 
 def run_loaded(
@@ -174,24 +208,23 @@ def run_loaded(
     source: Source,
     loaded: Loaded,
     options: TestOptions,
+    models: LabModels,
     *,
     save: bool,
     progress: Progress,
 ) -> TestRun:
     """Run a test on entries already loaded (`compare` runs two prompts on the same ones)."""
     prompt = options.prompt
-    judge_model = chosen_judge(ctx, options.judge_model)
-    judge = judge_label(judge_model)  # an unknown judge is refused before anything runs
-    judge_completer = judge_for(ctx, judge_model)
+    judge = judge_label(models.judge.model if models.judge is not None else None)
     bank = _test_bank(loaded.bank, prompt, options.max_tokens, options.max_turns)
-    mode = banks.mode_of(bank) if loaded.stored else get_mode(bank.mode)
+    mode = get_mode(bank.mode, bank=bank.name)  # a draft bank's mode is always defined
     covered, kept, budget = split(bank, loaded.entries)
-    completer = completer_for(ctx)
+    completer = models.summarizer
     label = summarizer_label(completer.model)
     progress(f"summarizing {len(covered)} entries with {label}")
     summary = summarize(completer, bank, covered, budget, slack=SUMMARY_SLACK)
     progress(f"judging with {judge}")
-    evaluation = _judge(ctx, mode, covered, summary, prompt, judge_completer, options.runs)
+    evaluation = _judge(ctx, mode, covered, summary, prompt, models.judge, options.runs)
     diff = None
     if loaded.facts is not None:
         diff = fact_diff(loaded.facts, "\n".join([summary, *(e.content for e in kept)]))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory import banks
 from memory.lab.records import TestOptions, TestRun
-from memory.lab.run import Progress, run_loaded
+from memory.lab.run import LabModels, Progress, models_for, run_loaded
 from memory.lab.sources import load
 
 if TYPE_CHECKING:
@@ -59,10 +59,12 @@ def compare(
         raise TypeError(f"compare() got unexpected options: {', '.join(unknown)}")
     same = {k: v for k, v in same_kwargs.items() if k in checks}
     first, second = (TestOptions(prompt=prompt, **same) for prompt in prompts)
+    models = models_for(ctx, first.judge_model)
     return compare_checked(
         ctx,
         source,
         (first, second),
+        (models, models),
         save=same_kwargs.get("save", True),
         progress=same_kwargs.get("progress"),
     )
@@ -72,16 +74,19 @@ def compare_checked(
     ctx: Context,
     source: Source,
     options: tuple[TestOptions, TestOptions],
+    models: tuple[LabModels, LabModels],
     *,
     bank: Bank | None = None,
     save: bool = True,
     progress: Progress | None = None,
 ) -> tuple[TestRun, TestRun]:
-    """Run two checked option sets on the same entries; `bank`: the source's, if resolved."""
+    """Run two checked option sets, each with its models, on the same entries (loaded or
+    generated once, by the first's generator); `bank`: the source's, if resolved."""
     say = progress or (lambda message: None)
     say("loading entries")
-    loaded = load(ctx, source, bank)
+    loaded = load(ctx, source, bank, models[0].generator)
     first, second = (
-        run_loaded(ctx, source, loaded, chosen, save=save, progress=say) for chosen in options
+        run_loaded(ctx, source, loaded, chosen, used, save=save, progress=say)
+        for chosen, used in zip(options, models, strict=True)
     )
     return first, second

@@ -15,6 +15,7 @@ from memory.lab.records import BankSource, DraftEntry, PastedSource, PlantedFact
 from memory.lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet, template_set
 from memory.lab.synthetic_llm import llm_set
 from memory.models import Bank, Entry
+from memory.ports import Completer
 from memory.providers import completer_for, describe, is_offline
 from memory.providers.tokens import count_tokens
 from memory.validation import as_utc
@@ -38,29 +39,41 @@ class Loaded:
     label: str
 
 
-def generator_label(settings: Settings) -> str:
+def llm_for(settings: Settings) -> Completer | None:
+    """Return the settings' LLM, which writes synthetic entries and proposes configurations;
+    None for an offline `membank/` one (the template generator, the rule-based assistant).
+
+    Raises:
+        InvalidInput: the model is blank.
+    """
+    return None if is_offline(settings.llm_model) else completer_for(settings)
+
+
+def generator_label(generator: Completer | None) -> str:
     """Return what will write synthetic entries: the template generator or the LLM."""
-    model = settings.llm_model
-    return TEMPLATE_GENERATOR_LABEL if is_offline(model) else describe(model)
+    return TEMPLATE_GENERATOR_LABEL if generator is None else describe(generator.model)
 
 
-def synthesize(source: SyntheticSource, settings: Settings) -> SyntheticSet:
-    """Return synthetic entries: from the settings' LLM, or offline from templates.
+def synthesize(source: SyntheticSource, generator: Completer | None = None) -> SyntheticSet:
+    """Return synthetic entries: written by `generator`, or offline from templates (None).
 
     Raises:
         InvalidInput: a blank description or a count out of range.
         ProviderError: the model failed or its entries are unusable.
     """
-    if is_offline(settings.llm_model):
+    if generator is None:
         return template_set(source)
-    return llm_set(source, completer_for(settings))
+    return llm_set(source, generator)
 
 
-def load(ctx: Context, source: Source, bank: Bank | None = None) -> Loaded:
+def load(
+    ctx: Context, source: Source, bank: Bank | None = None, generator: Completer | None = None
+) -> Loaded:
     """Return the entries a test of `source` runs on; a bank is only read.
 
     `bank` is a bank source's bank when the caller resolved it already (the ops layer
-    does, once); None resolves it here.
+    does, once); None resolves it here. `generator` writes synthetic entries (None: the
+    offline templates).
 
     Raises:
         InvalidInput: nothing to test (no entries, or fewer than two), or bad pasted text.
@@ -72,7 +85,7 @@ def load(ctx: Context, source: Source, bank: Bank | None = None) -> Loaded:
     if isinstance(source, PastedSource):
         drafts = parse_pasted(source.text, source.bank_type)
         return _from_drafts(ctx, drafts, draft_bank(source.bank_type), None, "pasted entries")
-    made = synthesize(source, ctx.settings)
+    made = synthesize(source, generator)
     label = f"{len(made.entries)} synthetic entries ({made.generator})"
     return _from_drafts(ctx, made.entries, draft_bank(source.bank_type), made.facts, label)
 
@@ -103,7 +116,9 @@ def largest_partition(ctx: Context, bank: Bank) -> tuple[str, int] | None:
 
 
 def _largest(every: Sequence[Entry]) -> tuple[str, list[Entry], int]:
-    """Return the key with the most tokens, its entries, and how many keys there are."""
+    """Return the key with the most tokens, its entries, and how many keys there are, for
+    pasted or synthetic entries (already in memory); a stored bank asks its store instead
+    (`largest_partition`, one two-column scan), in the same order."""
     parts: dict[str, list[Entry]] = {}
     for entry in every:
         parts.setdefault(entry.key, []).append(entry)

@@ -19,9 +19,25 @@ from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.judge import Evaluation, check_runs, evaluate, uses_llm
 from memory.lab.pasted import parse_pasted
-from memory.lab.records import BankSource, CostPreview, Source, TestOptions, TestRun
-from memory.lab.run import Progress, chosen_judge, judge_for, preview_checked, run_checked
+from memory.lab.records import (
+    BankSource,
+    CostPreview,
+    Source,
+    SyntheticSource,
+    TestOptions,
+    TestRun,
+)
+from memory.lab.run import (
+    LabModels,
+    Progress,
+    chosen_judge,
+    judge_for,
+    models_for,
+    preview_checked,
+    run_checked,
+)
 from memory.lab.saved import compare_checked
+from memory.lab.sources import llm_for
 from memory.models import Bank, BankType
 from memory.prompts import entry_line
 
@@ -57,24 +73,28 @@ class LabTest(_Request):
 
 @dataclass(frozen=True)
 class PreparedTest:
-    """A test whose bank (for a bank source) is resolved: ready to run, in a job or now."""
+    """A test whose bank (for a bank source) and models are resolved: ready to run, in a job
+    or now."""
 
     request: LabTest
     bank: Bank | None
+    models: LabModels
 
 
 def prepare_test(ctx: Context, request: LabTest) -> PreparedTest:
-    """Resolve the test's bank (before any work starts, so a surface answers NotFound now).
+    """Resolve the test's bank (before any work starts, so a surface answers NotFound now)
+    and its models (summarizer, judge, synthetic generator) from the context's settings.
 
     Raises:
         NotFound: an unknown bank.
     """
+    models = models_for(ctx, request.options.judge_model)
     source = request.source
     if not isinstance(source, BankSource):
-        return PreparedTest(request, None)
+        return PreparedTest(request, None, models)
     bank = bank_of(ctx, source.bank)
     named = source.model_copy(update={"bank": bank.id})  # the run names the bank by its id
-    return PreparedTest(request.model_copy(update={"source": named}), bank)
+    return PreparedTest(request.model_copy(update={"source": named}), bank, models)
 
 
 def run_prepared(ctx: Context, prepared: PreparedTest, progress: Progress | None = None) -> TestRun:
@@ -89,6 +109,7 @@ def run_prepared(ctx: Context, prepared: PreparedTest, progress: Progress | None
         ctx,
         request.source,
         request.options,
+        prepared.models,
         bank=prepared.bank,
         save=request.save,
         progress=progress,
@@ -106,7 +127,7 @@ test_compaction.__test__ = False  # type: ignore[attr-defined]  # not a pytest t
 def preview(ctx: Context, request: LabTest) -> CostPreview:
     """Return what the test would cost (entries, tokens, judge calls); runs nothing."""
     prepared = prepare_test(ctx, request)
-    return preview_checked(ctx, request.source, request.options, prepared.bank)
+    return preview_checked(ctx, request.source, request.options, prepared.models, prepared.bank)
 
 
 def compare(
@@ -117,10 +138,12 @@ def compare(
 ) -> tuple[TestRun, TestRun]:
     """Run the request's options and `other` on the same entries (loaded once)."""
     prepared = prepare_test(ctx, request)
+    models = (prepared.models, models_for(ctx, other.judge_model))
     return compare_checked(
         ctx,
         request.source,
         (request.options, other),
+        models,
         bank=prepared.bank,
         save=request.save,
         progress=progress,
@@ -176,7 +199,7 @@ def judge(ctx: Context, request: JudgeRequest) -> Evaluation:
             )
         source = [entry_line(e.content, e.speaker) for e in found]
         prompt = prompt if prompt is not None else bank.compaction_prompt
-        mode = banks.mode_of(bank)
+        mode = get_mode(bank.mode, bank=bank.name)
     else:
         assert request.pasted is not None  # the validator wants one source
         drafts = parse_pasted(request.pasted, request.bank_type)
@@ -219,7 +242,8 @@ def propose(ctx: Context, request: ProposeRequest) -> Proposal:
                 f"bank {bank.name!r} is a {bank.type} bank, not {bank_type}: drop type"
             )
         bank_type = bank.type
-    return assistant.propose(request.description, bank_type=bank_type, settings=ctx.settings)
+    model = llm_for(ctx.settings)  # the settings' LLM, or None: the offline rules
+    return assistant.propose(request.description, bank_type=bank_type, model=model)
 
 
 def accept(ctx: Context, bank_ref: str, proposal: Proposal) -> Bank:
@@ -230,3 +254,48 @@ def accept(ctx: Context, bank_ref: str, proposal: Proposal) -> Bank:
         InvalidInput: the proposal is for another bank type.
     """
     return assistant.accept(ctx, bank_of(ctx, bank_ref).id, proposal)
+
+
+def default_retention(bank_type: BankType) -> int | None:
+    """Return the retention a new bank of `bank_type` gets when its create request omits it
+    (the lab's create form starts from it)."""
+    return banks.default_retention(bank_type, banks.CURRENT_API_VERSION)
+
+
+class ProposalTest(_Request):
+    """A test of a proposal's prompt and thresholds: on the bank it was made for, when it
+    holds entries to compact, else on entries made up from the description."""
+
+    proposal: Proposal
+    description: str
+    bank: str | None = None
+    """The bank the proposal is for (None: a new bank)."""
+
+
+def test_proposal(ctx: Context, request: ProposalTest, progress: Progress | None = None) -> TestRun:
+    """Run (and save) a compaction test of the proposal: the bank's own entries when it has
+    two or more, else synthetic ones from the description (with planted facts, so the
+    fact diff shows what the prompt keeps).
+
+    Raises:
+        NotFound: an unknown bank.
+        InvalidInput: a prompt or threshold a test cannot take.
+        ProviderError: the summarizer, generator or judge model failed.
+    """
+    proposal = request.proposal
+    options = TestOptions(
+        prompt=proposal.compaction_prompt,
+        max_tokens=proposal.max_tokens,
+        max_turns=proposal.max_turns,
+    )
+    source: Source = SyntheticSource(description=request.description, bank_type=proposal.bank_type)
+    bank = bank_of(ctx, request.bank) if request.bank is not None else None
+    if bank is not None and sum(p.entries for p in ctx.store.partition_sizes(bank.id)) >= 2:
+        source = BankSource(bank=bank.id)
+    else:
+        bank = None
+    test = LabTest(source=source, options=options, save=True)
+    return run_prepared(ctx, PreparedTest(test, bank, models_for(ctx)), progress)
+
+
+test_proposal.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

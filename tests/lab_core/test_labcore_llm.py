@@ -1,19 +1,19 @@
-"""The assistant and the synthetic generator through a configured model: real litellm calls
-to the fake OpenAI-compatible server on 127.0.0.1 (no network)."""
+"""The assistant and the synthetic generator through a model: a ScriptedCompleter named
+like a litellm model stands for it (no server, no litellm; the adapter has its own tests)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
-from fake_llm_server import Script, openai_endpoint
 
 from memory.assistant import propose
 from memory.context import Context
 from memory.errors import ProviderError
-from memory.lab import SyntheticSource, run_test, synthesize
-from memory.settings import Settings
+from memory.lab import SyntheticSource, TestOptions, synthesize
+from memory.lab.run import LabModels, run_checked
+from memory.ports import Completer
+from memory.testing import ScriptedCompleter
 
 MODEL = "openai/gpt-4o-mini"
 LABEL = "openai/gpt-4o-mini (LLM via litellm)"
@@ -40,39 +40,24 @@ GENERATED = {
 }
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[Script]:
-    """One fake server for the module (its shutdown takes half a second), requests allowed
-    and the OpenAI provider pointed at it."""
-    script = Script()
-    with pytest.MonkeyPatch.context() as patch, openai_endpoint(script, patch):
-        yield script
-
-
 @pytest.fixture
-def script(served: Script) -> Script:
-    """The module's server script, its requests cleared for this test."""
-    served.requests.clear()
-    served.reply = ""
-    return served
+def model() -> ScriptedCompleter:
+    """The model: it answers with what a test enqueues, and records what it was sent."""
+    return ScriptedCompleter(model=MODEL)
 
 
-def settings() -> Settings:
-    return Settings(llm_model=MODEL, llm_retries=0)
+def sent(model: ScriptedCompleter) -> str:
+    (messages,) = model.calls
+    return json.dumps([m.content for m in messages])
 
 
-def sent(script: Script) -> str:
-    (body,) = [body for path, body in script.requests if path == "/v1/chat/completions"]
-    return json.dumps(body["messages"])
+def test_the_model_proposes_and_the_reply_becomes_a_proposal(model: ScriptedCompleter) -> None:
+    model.enqueue("Here you go:\n```json\n" + json.dumps(PROPOSAL) + "\n```")
 
-
-def test_the_model_proposes_and_the_reply_becomes_a_proposal(script: Script) -> None:
-    script.reply = "Here you go:\n```json\n" + json.dumps(PROPOSAL) + "\n```"
-
-    proposal = propose("customer support, 50 messages a day", settings=settings())
+    proposal = propose("customer support, 50 messages a day", model=model)
 
     assert proposal.model_dump() == {**PROPOSAL, "assistant": LABEL, "offline": False}
-    asked = sent(script)
+    asked = sent(model)
     assert "customer support, 50 messages a day" in asked
     assert "customer-support (conversation)" in asked  # the templates are offered
 
@@ -91,28 +76,30 @@ def test_the_model_proposes_and_the_reply_becomes_a_proposal(script: Script) -> 
     ],
 )
 def test_an_unusable_proposal_is_a_clear_provider_error(
-    script: Script, reply: str, message: str
+    model: ScriptedCompleter, reply: str, message: str
 ) -> None:
-    script.reply = reply
+    model.enqueue(reply)
 
     with pytest.raises(ProviderError, match=message) as caught:
-        propose("support chats", bank_type="conversation", settings=settings())
+        propose("support chats", bank_type="conversation", model=model)
 
     assert MODEL in str(caught.value)
 
 
-def test_the_model_writes_synthetic_entries_with_their_planted_facts(script: Script) -> None:
-    script.reply = json.dumps(GENERATED)
+def test_the_model_writes_synthetic_entries_with_their_planted_facts(
+    model: ScriptedCompleter,
+) -> None:
+    model.enqueue(json.dumps(GENERATED))
     source = SyntheticSource(description="espresso machine support", count=4, seed=9)
 
-    made = synthesize(source, settings())
+    made = synthesize(source, model)
 
     assert [(e.speaker, e.role, e.content) for e in made.entries] == [
         (e["speaker"], e["role"], e["content"]) for e in GENERATED["entries"]
     ]
     assert [f.model_dump() for f in made.facts] == GENERATED["facts"]
     assert made.generator == LABEL
-    asked = sent(script)
+    asked = sent(model)
     assert "espresso machine support" in asked and "Variation seed: 9" in asked
 
 
@@ -133,23 +120,26 @@ def test_the_model_writes_synthetic_entries_with_their_planted_facts(script: Scr
     ],
 )
 def test_unusable_synthetic_entries_are_a_clear_provider_error(
-    script: Script, change: dict[str, object], message: str
+    model: ScriptedCompleter, change: dict[str, object], message: str
 ) -> None:
-    script.reply = json.dumps({**GENERATED, **change})
+    model.enqueue(json.dumps({**GENERATED, **change}))
     source = SyntheticSource(description="support", count=4)
 
     with pytest.raises(ProviderError, match=message):
-        synthesize(source, settings())
+        synthesize(source, model)
 
 
-def test_a_run_on_model_written_entries_diffs_their_facts(script: Script, ctx: Context) -> None:
-    script.reply = json.dumps(GENERATED)
-    ctx.settings = settings()
+def test_a_run_on_model_written_entries_diffs_their_facts(
+    model: ScriptedCompleter, ctx: Context
+) -> None:
+    model.enqueue(json.dumps(GENERATED))
     from memory.providers.extractive import offline_completer
 
-    ctx.completer = lambda: offline_completer("membank/extractive")
+    summarizer: Completer = offline_completer("membank/extractive")
+    models = LabModels(summarizer=summarizer, generator=model)
+    source = SyntheticSource(description="support", count=4)
 
-    run = run_test(ctx, SyntheticSource(description="support", count=4), prompt="Keep facts.")
+    run = run_checked(ctx, source, TestOptions(prompt="Keep facts."), models)
 
     assert run.source_label == f"4 synthetic entries ({LABEL})"
     assert run.fact_diff is not None

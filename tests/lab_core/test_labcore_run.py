@@ -124,7 +124,7 @@ def test_a_bank_run_on_one_key_and_the_bank_prompt_left_alone(ctx: Context) -> N
 
 def test_a_synthetic_run_reports_the_exact_planted_fact_diff(ctx: Context) -> None:
     source = SyntheticSource(description="support for espresso machines", count=20, seed=4)
-    made = synthesize(source, ctx.settings)
+    made = synthesize(source)
     number, day, name, preference = made.facts
     summary = (
         f"The {number.text} is {number.value}. The {name.text} is Someone Else. "
