@@ -7,7 +7,6 @@ import importlib.util
 import json
 import os
 import random
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import tiktoken
 from memory import banks, entries, validation
 from memory.config import get_mode
 from memory.context import Context
-from memory.entries import writer as entries_write
 from memory.entries.chunking import chunk_many, chunk_text
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
@@ -204,16 +202,6 @@ def test_chunk_many_matches_chunk_text(size: int, overlap: int) -> None:
 def test_chunk_many_rejects_a_bad_window() -> None:
     with pytest.raises(ValueError, match="chunk size"):
         chunk_many(["text"], size=4, overlap=4)
-
-
-def test_new_ids_are_uuid4_hex() -> None:
-    ids = entries_write._new_ids(2000)
-    assert len(set(ids)) == 2000
-    for value in ids:
-        parsed = uuid.UUID(hex=value)
-        assert parsed.hex == value
-        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
-    assert {value[16] for value in ids} == set("89ab")
 
 
 def test_built_entries_are_ordinary_entries(ctx: Context) -> None:
