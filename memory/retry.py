@@ -4,7 +4,9 @@ Each kind of failure is retried in one layer only, so attempts never multiply:
 - **transient model errors** (timeouts, connection errors, rate limits, 5xx): the litellm
   adapter (`memory.providers.llm`), `retries` extra attempts (`Settings.llm_retries`).
   litellm's own `num_retries` is 0 there, and nothing above the adapter retries a
-  `ProviderError` again (the Prefect tasks in `flows/` do not).
+  `ProviderError` again (the Prefect tasks in `flows/` do not). Remote embeddings are the
+  exception: litellm retries them itself (it turns `max_retries=0` into its default of 2),
+  so `embed_texts` adds no retries of its own.
 - **lost commit races with another process** (a conflicting commit, a version pruned
   under a read): the store (`memory.store.retry`), `StoreTuning.retry`, from the latest
   version. Lance rebases a plain delete, update or merge-insert over concurrent commits
