@@ -12,6 +12,7 @@ import pytest
 from memory.errors import InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
 from memory.providers import llm
+from memory.providers.toolchat import ChatMessage
 
 TEST_PROVIDER = "membanktest"
 
@@ -62,6 +63,8 @@ class ScriptedProvider:
 
         self.content: Any = "ok"
         self.error: BaseException | None = None
+        self.failures: list[BaseException] = []
+        """Errors raised by the next calls, one each, before `error` or the reply."""
         self.vectors: Any = None
         self.calls: list[dict[str, Any]] = []
         self.litellm = litellm
@@ -69,6 +72,8 @@ class ScriptedProvider:
 
     def reply(self, kwargs: dict[str, Any]) -> Any:
         self.calls.append(kwargs)
+        if self.failures:
+            raise self.failures.pop(0)
         if self.error is not None:
             raise self.error
         message = {"role": "assistant", "content": self.content}
@@ -214,3 +219,53 @@ def test_empty_model_name_and_no_messages_are_invalid_input() -> None:
         llm.LiteLLMCompleter("openai/gpt-4o-mini").complete([])
     with pytest.raises(InvalidInput, match="offline model, not a litellm one"):
         llm.LiteLLMCompleter("membank/extractive")
+
+
+def _rate_limited(litellm: Any) -> BaseException:
+    return litellm.RateLimitError("slow down", llm_provider=TEST_PROVIDER, model="m")
+
+
+def test_a_transient_error_is_retried_with_growing_waits(scripted: ScriptedProvider) -> None:
+    scripted.failures = [_rate_limited(scripted.litellm), _rate_limited(scripted.litellm)]
+    waits: list[float] = []
+    completer = llm.LiteLLMCompleter(f"{TEST_PROVIDER}/m", retries=2, sleep=waits.append)
+
+    assert completer.complete([Message(role="user", content="hi")]) == "ok"
+
+    assert len(scripted.calls) == 3
+    assert len(waits) == 2 and 0 < waits[0] < waits[1] <= llm.MAX_RETRY_WAIT_SECONDS
+
+
+def test_retries_are_bounded_and_the_last_error_is_reported(scripted: ScriptedProvider) -> None:
+    scripted.error = _rate_limited(scripted.litellm)
+    waits: list[float] = []
+    completer = llm.LiteLLMCompleter(f"{TEST_PROVIDER}/m", retries=2, sleep=waits.append)
+
+    with pytest.raises(ProviderError, match=r"RateLimitError.*slow down"):
+        completer.complete([Message(role="user", content="hi")])
+
+    assert (len(scripted.calls), len(waits)) == (3, 2)
+
+
+def test_an_error_that_is_not_transient_is_not_retried(scripted: ScriptedProvider) -> None:
+    scripted.error = scripted.litellm.AuthenticationError(
+        "wrong key", llm_provider=TEST_PROVIDER, model="m"
+    )  # a wrong key does not get better by asking again
+    waits: list[float] = []
+    completer = llm.LiteLLMCompleter(f"{TEST_PROVIDER}/m", retries=3, sleep=waits.append)
+
+    with pytest.raises(ProviderError, match="wrong key"):
+        completer.complete([Message(role="user", content="hi")])
+
+    assert (len(scripted.calls), waits) == (1, [])
+
+
+def test_tool_calls_retry_transient_errors_too(scripted: ScriptedProvider) -> None:
+    scripted.error = _rate_limited(scripted.litellm)
+    waits: list[float] = []
+    message = ChatMessage(role="user", content="hi")
+
+    with pytest.raises(ProviderError, match="slow down"):
+        llm.complete_with_tools(f"{TEST_PROVIDER}/m", [message], [], retries=1, sleep=waits.append)
+
+    assert (len(scripted.calls), len(waits)) == (2, 1)

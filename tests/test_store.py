@@ -22,7 +22,7 @@ from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQu
 from memory.store import filters, maintenance
 from memory.store.lance import LanceStore, entries_table_name
 from memory.store.maintenance import StoreTuning
-from memory.store.races import RetryPolicy, race_of
+from memory.store.retry import race_of
 from memory.store.schema import ENTRY_COLUMNS
 
 
@@ -260,33 +260,6 @@ def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) 
     assert race_of(lost.value) == "gone"
     rows = other._on_latest(stale, lambda t: t.to_lance().to_table(columns=["content"]))
     assert rows.column("content").to_pylist() == ["after"]
-
-
-def test_the_retry_policy_reruns_only_races_and_gives_up() -> None:
-    policy = RetryPolicy(attempts=3, backoff_seconds=0)
-    calls: list[int] = []
-    resets: list[int] = []
-
-    def conflict() -> None:
-        calls.append(1)
-        raise OSError("Retryable commit conflict for version 6: preempted")
-
-    with pytest.raises(OSError, match="commit conflict"):
-        policy.run(conflict, reset=lambda: resets.append(1))
-    assert (len(calls), len(resets)) == (3, 2)
-    calls.clear()
-
-    def broken() -> None:
-        calls.append(1)
-        raise OSError("No space left on device")
-
-    with pytest.raises(OSError, match="No space"):
-        policy.run(broken, reset=lambda: None)
-    assert len(calls) == 1
-    assert race_of(RuntimeError("lance error: Not found: x/_deletions/1.arrow")) == "gone"
-    assert race_of(KeyError("not found")) is None
-    with pytest.raises(ValueError, match="attempts"):
-        RetryPolicy(attempts=0)
 
 
 def _shared_is_free(uri: str, table: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -22,10 +22,12 @@ from memory.errors import FormatRejected, InvalidInput, ModelRequestsBlocked, Pr
 from memory.ports import Message
 from memory.providers.labels import OFFLINE_PREFIX, describe, is_offline
 from memory.providers.toolchat import ChatMessage, ToolCall
+from memory.retry import RetryPolicy
 
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
 RETRY_WAIT_SECONDS = 0.5
 MAX_RETRY_WAIT_SECONDS = 8.0
+RETRY_JITTER_SECONDS = 0.25
 
 _state = {"allowed": True}
 
@@ -78,11 +80,12 @@ class LiteLLMCompleter:
             offline `membank/` models are not litellm's: `memory.providers.completer_for`).
         timeout: Seconds before one request is abandoned.
         retries: Extra attempts after a transient provider error (timeout, connection error,
-            rate limit, server error), waiting RETRY_WAIT_SECONDS, doubled each time.
+            rate limit, server error), by `retry_policy`.
         temperature: Sampling temperature (dropped for models that do not take one).
         max_output_tokens: Cap on the reply's tokens, or None for the provider's default.
         api_base: Endpoint override, e.g. a self-hosted Ollama URL.
         extra: Further keyword arguments for `litellm.completion`.
+        sleep: How a wait between attempts is taken (tests pass one that only records it).
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class LiteLLMCompleter:
         max_output_tokens: int | None = None,
         api_base: str | None = None,
         extra: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not model.strip():
             raise InvalidInput("model name is empty; give a litellm model name or membank/...")
@@ -110,6 +114,7 @@ class LiteLLMCompleter:
         self.max_output_tokens = max_output_tokens
         self.api_base = api_base
         self.extra = dict(extra or {})
+        self._retry = retry_policy(retries, sleep=sleep)
 
     @property
     def label(self) -> str:
@@ -163,7 +168,7 @@ class LiteLLMCompleter:
         if response_format is not None:
             params["response_format"] = dict(response_format)
         try:
-            response = _with_retries(litellm, litellm.completion, params, self.retries)
+            response = _with_retries(litellm, litellm.completion, params, self._retry)
         except Exception as exc:  # provider SDKs raise many types; all become ProviderError
             if response_format is not None and _refused_request(litellm, exc):
                 kind = response_format.get("type")
@@ -183,16 +188,25 @@ class LiteLLMCompleter:
         return ProviderError(f"model {self.model!r} failed: {_cause(exc)}")
 
 
-def _with_retries(litellm: ModuleType, call: Any, params: dict[str, Any], retries: int) -> Any:
-    """Return call(**params), retried up to `retries` times after a transient error."""
-    for attempt in range(retries):
-        try:
-            return call(**params)
-        except Exception as exc:
-            if not _transient(litellm, exc):
-                raise
-        time.sleep(min(RETRY_WAIT_SECONDS * 2**attempt, MAX_RETRY_WAIT_SECONDS))
-    return call(**params)
+def retry_policy(retries: int, *, sleep: Callable[[float], None] = time.sleep) -> RetryPolicy:
+    """Return the policy for a model request: `retries` extra attempts after a transient error,
+    waiting RETRY_WAIT_SECONDS (doubled each time, at most MAX_RETRY_WAIT_SECONDS) plus up to
+    RETRY_JITTER_SECONDS."""
+    return RetryPolicy(
+        attempts=max(retries, 0) + 1,
+        backoff_seconds=RETRY_WAIT_SECONDS,
+        max_wait_seconds=MAX_RETRY_WAIT_SECONDS,
+        jitter_seconds=RETRY_JITTER_SECONDS,
+        sleep=sleep,
+    )
+
+
+def _with_retries(
+    litellm: ModuleType, call: Any, params: dict[str, Any], policy: RetryPolicy
+) -> Any:
+    """Return call(**params), run again by `policy` after a transient error (this is the one
+    layer that retries model errors: `memory.retry`)."""
+    return policy.run(lambda: call(**params), when=lambda exc: _transient(litellm, exc))
 
 
 def _refused_request(litellm: ModuleType, exc: Exception) -> bool:
@@ -205,7 +219,7 @@ def _refused_request(litellm: ModuleType, exc: Exception) -> bool:
     return isinstance(exc, refused)
 
 
-def _transient(litellm: ModuleType, exc: Exception) -> bool:
+def _transient(litellm: ModuleType, exc: BaseException) -> bool:
     """Return whether a provider error may pass on a retry (timeouts, connection, 429, 5xx)."""
     transient = (
         litellm.Timeout,
@@ -296,6 +310,7 @@ def complete_with_tools(
     *,
     timeout: float = 60,
     retries: int = 2,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> ChatMessage:
     """Return the model's next assistant message, which may call some of `tools`.
 
@@ -316,7 +331,9 @@ def complete_with_tools(
         "drop_params": True,
     }
     try:
-        response = _with_retries(litellm, litellm.completion, params, retries)
+        response = _with_retries(
+            litellm, litellm.completion, params, retry_policy(retries, sleep=sleep)
+        )
     except Exception as exc:  # provider SDKs raise many types; all become ProviderError
         raise ProviderError(f"model {model!r} failed: {_cause(exc)}") from exc
     choices = getattr(response, "choices", None)

@@ -16,7 +16,7 @@ from memory.errors import StorageError
 from memory.store import maintenance
 from memory.store.locks import is_local, pruning, writing
 from memory.store.maintenance import StoreTuning
-from memory.store.races import STORAGE_ERRORS
+from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
 
 T = TypeVar("T")
 
@@ -61,7 +61,7 @@ class Connection:
         """Run a short read or commit; if another process pruned the files under it, reload
         and rerun (the latest version holds every live row)."""
         return self.tuning.retry.run(
-            lambda: action(table), reset=table.checkout_latest, races=("gone",)
+            lambda: action(table), when=pruned_under, reset=table.checkout_latest
         )
 
     def _writing(self, table: Any) -> AbstractContextManager[None]:
@@ -102,6 +102,6 @@ class Connection:
             table.checkout_latest()
 
         try:
-            self.tuning.retry.run(attempt, reset=table.checkout_latest)
+            self.tuning.retry.run(attempt, when=lost_race, reset=table.checkout_latest)
         except STORAGE_ERRORS as exc:
             raise StorageError(f"pruning old versions failed: {exc}") from exc

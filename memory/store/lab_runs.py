@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from memory.store import filters
 from memory.store.connection import Connection
+from memory.store.retry import lost_race
 from memory.store.schema import TIMESTAMP
 
 LAB_RUNS = "lab_runs"
@@ -136,6 +137,8 @@ class LabRunsStore(Connection):
         if count == 0:
             return 0
         with self._writing(table):
-            self.tuning.retry.run(lambda: table.delete(where), reset=table.checkout_latest)
+            self.tuning.retry.run(
+                lambda: table.delete(where), when=lost_race, reset=table.checkout_latest
+            )
         self._prune_table(table)
         return count

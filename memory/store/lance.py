@@ -6,7 +6,7 @@ memory://, whose tables `to_lance()` (pylance, a separate in-memory store) canno
 Deletions are final: a delete commit, then `prune` rewrites the fragments holding deleted
 rows (LanceDB remaps the bounded index segments over them) and drops every old version
 (`maintenance`). Reads and commits that lose a race with another process are rerun from the
-latest version by one retry policy (`races`).
+latest version by one retry policy (`retry`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from memory.store import (
 from memory.store.keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
-from memory.store.races import STORAGE_ERRORS, race_of
 from memory.store.registry import Registry
+from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.rows import entries_of, rows_of
 from memory.store.schema import (
     CONTEXT_COLUMN,
@@ -264,7 +264,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             return
         try:
             with self._writing(table):
-                self.tuning.retry.run(lambda: table.delete(predicate), reset=table.checkout_latest)
+                self.tuning.retry.run(
+                    lambda: table.delete(predicate), when=lost_race, reset=table.checkout_latest
+                )
         except STORAGE_ERRORS as exc:
             raise StorageError(f"deleting rows failed: {exc}") from exc
         if prune:
@@ -303,7 +305,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 return
             with self._writing(table):
                 self.tuning.retry.run(
-                    lambda: neighbours.drop_carried(table, found), reset=table.checkout_latest
+                    lambda: neighbours.drop_carried(table, found),
+                    when=lost_race,
+                    reset=table.checkout_latest,
                 )
         except STORAGE_ERRORS as exc:
             raise StorageError(f"rewriting the index text of neighbours failed: {exc}") from exc
@@ -425,7 +429,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             return
         try:
             self.tuning.retry.run(
-                lambda: audit.mark(table.to_lance(), pending=pending), reset=table.checkout_latest
+                lambda: audit.mark(table.to_lance(), pending=pending),
+                when=lost_race,
+                reset=table.checkout_latest,
             )
         except STORAGE_ERRORS as exc:
             raise StorageError(f"marking the table for a deletion failed: {exc}") from exc

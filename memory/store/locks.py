@@ -18,15 +18,24 @@ import fcntl
 import hashlib
 import os
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from memory.errors import StorageError
+from memory.retry import RetryPolicy
 
 LOCK_STRIPES = 1024
 POLL_SECONDS = 0.05
+POLL = RetryPolicy(
+    attempts=None,
+    backoff_seconds=POLL_SECONDS,
+    max_wait_seconds=POLL_SECONDS,
+    max_total_seconds=0,
+)
+"""A file lock another process holds is tried again every POLL_SECONDS until the timeout
+(`max_total_seconds`, set per call)."""
 
 _local_locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
@@ -43,18 +52,21 @@ def _stripe(bank_id: str, key: str) -> str:
 
 
 @contextmanager
-def partition_lock(uri: str, bank_id: str, key: str, *, timeout: float | None) -> Iterator[bool]:
+def partition_lock(
+    uri: str, bank_id: str, key: str, *, timeout: float | None, poll: RetryPolicy = POLL
+) -> Iterator[bool]:
     """Hold the partition's lock for the block; yields False if not acquired in `timeout`.
 
-    `timeout=0` tries once; `None` waits as long as it takes.
+    `timeout=0` tries once; `None` waits as long as it takes. `poll` says how a local lock
+    held elsewhere is tried again meanwhile (its time bound is replaced by `timeout`).
     """
-    with _named_lock(uri, _stripe(bank_id, key), timeout) as held:
+    with _named_lock(uri, _stripe(bank_id, key), timeout, poll) as held:
         yield held
 
 
 @contextmanager
 def _file_lock(
-    uri: str, name: str, timeout: float | None, *, shared: bool = False
+    uri: str, name: str, timeout: float | None, *, shared: bool = False, poll: RetryPolicy = POLL
 ) -> Iterator[bool]:
     fd = _open_lock_file(uri, name, shared=shared)
     if fd is None:  # read-only storage without this lock file: nothing to share it with
@@ -66,17 +78,14 @@ def _file_lock(
             fcntl.flock(fd, mode)
             yield True
             return
-        deadline = time.monotonic() + timeout
-        acquired = False
-        while True:
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                acquired = True
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(POLL_SECONDS)
+        try:
+            replace(poll, max_total_seconds=timeout).run(
+                lambda: fcntl.flock(fd, mode | fcntl.LOCK_NB),
+                when=lambda exc: isinstance(exc, BlockingIOError),
+            )
+            acquired = True
+        except BlockingIOError:  # still held elsewhere when the timeout ran out
+            acquired = False
         yield acquired
     finally:
         os.close(fd)
@@ -111,9 +120,11 @@ def _open_lock_file(uri: str, name: str, *, shared: bool) -> int | None:
 
 
 @contextmanager
-def bank_lock(uri: str, bank_id: str, *, timeout: float | None) -> Iterator[bool]:
+def bank_lock(
+    uri: str, bank_id: str, *, timeout: float | None, poll: RetryPolicy = POLL
+) -> Iterator[bool]:
     """Hold the bank-wide lock that serialises deletes and prunes of one bank's table."""
-    with _named_lock(uri, f"{bank_id}.bank", timeout) as held:
+    with _named_lock(uri, f"{bank_id}.bank", timeout, poll) as held:
         yield held
 
 
@@ -162,9 +173,11 @@ def _versions_lock(uri: str, table: str, *, shared: bool) -> Iterator[None]:
 
 
 @contextmanager
-def _named_lock(uri: str, name: str, timeout: float | None) -> Iterator[bool]:
+def _named_lock(
+    uri: str, name: str, timeout: float | None, poll: RetryPolicy = POLL
+) -> Iterator[bool]:
     if is_local(uri):
-        with _file_lock(uri, name, timeout) as held:
+        with _file_lock(uri, name, timeout, poll=poll) as held:
             yield held
         return
     with _guard:

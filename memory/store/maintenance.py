@@ -29,12 +29,12 @@ also compacts with the 10% deletion threshold and merges the newest index segmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from memory.store.indices import FTS_INDEX, KEY_INDEX, create_fts_index, create_key_index
-from memory.store.races import RetryPolicy
+from memory.store.retry import STORE_RETRY, RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class StoreTuning:
     loose_fragments: int = 16
     index_segments: int = 16
     keep_versions: timedelta = timedelta(days=7)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy = STORE_RETRY
     delete_unverified: bool | None = None
 
     def __post_init__(self) -> None:

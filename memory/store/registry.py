@@ -10,6 +10,7 @@ import pyarrow as pa
 from memory.models import Bank
 from memory.store import filters
 from memory.store.connection import Connection
+from memory.store.retry import lost_race
 from memory.store.schema import BANKS_SCHEMA
 
 REGISTRY = "banks"
@@ -95,5 +96,7 @@ class Registry(Connection):
         where = filters.conjoin(filters.equals("account", account), filters.equals("id", bank_id))
         assert where is not None
         with self._writing(table):
-            self.tuning.retry.run(lambda: table.delete(where), reset=table.checkout_latest)
+            self.tuning.retry.run(
+                lambda: table.delete(where), when=lost_race, reset=table.checkout_latest
+            )
         self._prune_table(table)
