@@ -41,8 +41,8 @@ from memory.compaction.plan import (
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.errors import ProviderError
 from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
-from memory.store import filters
 from memory.sweeps import scoped
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -131,8 +131,9 @@ def _delete(
 ) -> None:
     """Delete every chunk of `ids` in one commit and (unless the caller will) prune."""
     after = (lambda: _step("deleted")) if checkpoints else None
-    where = filters.one_of("entry_id", list(ids))
-    purge.delete_for_good(ctx, bank, where, prune_now=prune, after_delete=after)
+    purge.delete_final(
+        ctx, bank, EntryFilter.of_ids(list(ids)), prune_now=prune, after_delete=after
+    )
 
 
 def _rows(stored: Sequence[Entry]) -> list[PartitionRow]:
@@ -350,11 +351,11 @@ def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
 
     An earlier summary that this one replaces shares its lineage by design and is not a rival.
     """
-    where = filters.conjoin(filters.equals("key", summary.key), filters.equals("kind", "summary"))
+    summaries = EntryFilter(keys=(summary.key,), kind="summary")
     mine = set(summary.summary_of)
     return any(
         other.id != summary.id and other.id not in mine and mine & set(other.summary_of)
-        for other in entries.read(ctx, bank, where)
+        for other in entries.matching(ctx, bank, summaries)
     )
 
 

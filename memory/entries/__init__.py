@@ -5,7 +5,7 @@ threads, one entry), `delete` (forget, for good) and `chunking` (token windows).
 from __future__ import annotations
 
 from memory.entries.delete import forget
-from memory.entries.reader import entry_from_row, get_entry, load, read
+from memory.entries.reader import entry_from_row, get_entry, load, matching, read
 from memory.entries.writer import EMBED_BATCH, validate, write
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "forget",
     "get_entry",
     "load",
+    "matching",
     "read",
     "validate",
     "write",
