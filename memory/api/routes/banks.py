@@ -7,13 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from memory import banks, config, stats
+from memory import config
 from memory.api.deps import Ctx, Version
 from memory.api.routes.common import Limit, Offset, bank_of
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
-from memory.validation import as_utc
+from memory.ops import banks
+from memory.stats import Stats
 
 router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
 
@@ -40,7 +41,7 @@ def list_templates(ctx: Ctx, limit: Limit = 100, offset: Offset = 0) -> Page[Tem
 def create_bank(ctx: Ctx, version: Version, body: BankCreate) -> Bank:
     """Create a bank; retention defaults by type on `Seclai-Version: 2026-08-03` or later, a
     flat 30 days otherwise; an explicit `retention_days` (null = indefinite) always counts."""
-    return banks.create(ctx, body, api_version=version)
+    return banks.create(ctx, banks.CreateBank(body, api_version=version))
 
 
 @router.get("/{bank_id}", summary="Get a memory bank")
@@ -53,7 +54,7 @@ def get_bank(ctx: Ctx, bank_id: str) -> Bank:
 def update_bank(ctx: Ctx, version: Version, bank_id: str, body: BankUpdate) -> Bank:
     """Apply the sent fields; changing `type` or `mode` is a 409 and changes nothing."""
     bank = bank_of(ctx, bank_id)
-    return banks.update(ctx, bank.id, body, api_version=version)
+    return banks.update(ctx, banks.UpdateBank(bank.id, body, api_version=version))
 
 
 @router.delete("/{bank_id}", summary="Delete a memory bank")
@@ -88,10 +89,8 @@ def get_stats(
     since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
     until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
     top: Annotated[int, Query(ge=1, le=100, description="rows of each breakdown")] = 10,
-) -> stats.Stats:
+) -> Stats:
     """Aggregates over a time frame (default: the last 30 days); never individual entries."""
     bank = bank_of(ctx, bank_id)
-    since = as_utc(since, "since") if since is not None else None
-    until = as_utc(until, "until") if until is not None else None
-    start, end = stats.time_frame(ctx.clock.now(), days=days, since=since, until=until)
-    return stats.compute(ctx, bank, since=start, until=end, top=top)
+    request = banks.StatsRequest(bank.id, since=since, until=until, top=top, days=days)
+    return banks.stats(ctx, request).stats
