@@ -2,8 +2,9 @@
 
 Exit codes: 0 ok, 1 provider/storage failure, 2 bad input (one-line message on stderr),
 3 not found, 4 ingest finished with rejected rows (quarantined). An error of the storage
-engine itself (a damaged file) is one line too; MEMBANK_DEBUG=1 shows its traceback. Heavy
-imports happen inside commands so `membank --help` stays quick.
+engine itself (a damaged file) or of the operating system is one line too; MEMBANK_DEBUG=1
+shows its traceback. Any other exception is a bug and shows its traceback. Heavy imports
+happen inside commands so `membank --help` stays quick.
 """
 
 from __future__ import annotations
@@ -136,9 +137,9 @@ def main(
     except BrokenPipeError:  # the reader went away (`membank ... | head`): stop quietly
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as for a command killed by the signal
-    except (OSError, RuntimeError, ValueError) as exc:  # the storage engine's own errors
-        if os.environ.get("MEMBANK_DEBUG"):
-            raise
+    except (OSError, RuntimeError, ValueError) as exc:
+        if os.environ.get("MEMBANK_DEBUG") or not _from_engine(exc):
+            raise  # a bug (or a traceback asked for): shown as it is
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         sys.stderr.write(
             f"membank: failed: {type(exc).__name__}: {first[:300]} "
@@ -148,6 +149,29 @@ def main(
     except KeyboardInterrupt:
         sys.stderr.write("membank: interrupted\n")
         return 130
+
+
+ENGINE_MODULES = ("lancedb", "lance", "pyarrow", "memory.store")
+"""Where the storage engine's own errors come from (the store wraps only some of them in
+`StorageError`): the engine's packages and the store that calls them."""
+
+
+def _from_engine(exc: BaseException) -> bool:
+    """Return True when `exc` is the operating system's or the storage engine's (its type is
+    the engine's, or the engine raised it), not a bug of membank's."""
+    if isinstance(exc, OSError):
+        return True
+    where = [type(exc).__module__]
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    if frame is not None:
+        where.append(str(frame.tb_frame.f_globals.get("__name__", "")))
+    return any(
+        name == module or name.startswith(f"{module}.")
+        for name in where
+        for module in ENGINE_MODULES
+    )
 
 
 def _silence_stdout() -> None:
