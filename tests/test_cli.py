@@ -507,6 +507,19 @@ def test_a_damaged_data_file_is_one_line_not_a_traceback(
         main(["--data", str(data), "load", "chat", "--key", "k"])
 
 
+def test_the_console_script_is_the_core_cli_with_the_installed_commands() -> None:
+    from importlib.metadata import distribution
+
+    from memory import cli
+
+    (script,) = [p for p in distribution("membank").entry_points if p.name == "membank"]
+    assert script.value == "memory.cli:run"
+    modules = cli.command_modules()
+    assert modules[: len(cli.MODULES)] == cli.MODULES
+    helped = cli.build_parser(modules).format_help()
+    assert all(f"\n    {name} " in helped for name in ("demo", "serve", "lab", "bank", "write"))
+
+
 class _Failing:
     """A command module with one command, `fail`, whose handler raises `error`."""
 

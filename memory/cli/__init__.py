@@ -56,7 +56,21 @@ MODULES: list[CommandModule] = [
     agents_cmd,
     api_cmd,
 ]
-"""The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
+"""The core's command modules; more come from the `membank.commands` entry points."""
+
+COMMANDS_GROUP = "membank.commands"
+"""The entry-point group of command modules outside the core: the Prefect ones (`demo`,
+`serve`, from `flows.commands`), the lab (`lab.command`) and any installed package's. Each
+names a module with a `register(commands, common)` like the core's; it is imported when the
+parser is built, so it imports its heavy parts inside its handlers."""
+
+
+def command_modules() -> list[CommandModule]:
+    """Return the core's command modules, then those of the `membank.commands` entry points."""
+    from importlib.metadata import entry_points
+
+    found: list[CommandModule] = [point.load() for point in entry_points(group=COMMANDS_GROUP)]
+    return [*MODULES, *found]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,8 +81,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.ArgumentParser:
-    """Return the parser of the commands `modules` add (default: the core's)."""
+def build_parser(modules: Sequence[CommandModule] | None = None) -> argparse.ArgumentParser:
+    """Return the parser of the commands `modules` add (default: `command_modules()`)."""
     # SUPPRESS: a subcommand's unset option must not overwrite the value given before it
     # (`membank --json --data X bank list`); `main` fills the defaults in after parsing.
     common = argparse.ArgumentParser(add_help=False)
@@ -86,7 +100,7 @@ def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.Argumen
     )
     parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in modules:
+    for module in command_modules() if modules is None else modules:
         module.register(commands, common)
     return parser
 
@@ -95,7 +109,7 @@ def main(
     argv: Sequence[str] | None = None,
     *,
     context: ContextFactory = open_storage,
-    modules: Sequence[CommandModule] = MODULES,
+    modules: Sequence[CommandModule] | None = None,
 ) -> int:
     """Run the membank command line; returns the exit code.
 
@@ -103,7 +117,8 @@ def main(
         argv: the arguments after `membank` (default: the process's own).
         context: returns the context each command runs on, given its --data value (None
             when not given); tests pass `lambda data: ctx` to run on a context they built.
-        modules: the command modules (default: the core's; `flows.cli` adds demo and serve).
+        modules: the command modules (default: `command_modules()`, the core's and the
+            `membank.commands` entry points').
 
     Returns:
         The exit code (0 ok, 1 failure, 2 bad input, 3 not found, 4 rows rejected).
