@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.config import CONFIG_DIR_ENV, Mode, get_mode, get_template, modes, user_configs_dir
-from memory.errors import Conflict, InvalidInput, NotFound
+from memory.errors import BankNotFound, Conflict, InvalidInput
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.types.api_version import CURRENT_API_VERSION, LEGACY_API_VERSION, ApiVersion
 from memory.validation import check_bank_fields, check_text
@@ -203,9 +203,10 @@ def get(ctx: Context, ref: str) -> Bank:
     if not rows:
         rows = ctx.store.find_bank_rows(ctx.account, name=ref)
     if not rows:
-        raise NotFound(
+        raise BankNotFound(
             f"no bank {ref!r} in account {ctx.account!r} at {ctx.store.location}: "
-            "see `membank bank list`"
+            "see `membank bank list`",
+            ref,
         )
     return _load(ctx, rows[0])
 

@@ -24,7 +24,6 @@ from memory.context import Context
 from memory.layers import agents
 from memory.models import Bank
 from memory.ops import banks
-from memory.ops.lab import bank_of
 from memory.stats import Stats
 
 
@@ -41,7 +40,7 @@ def list_memory_bank_templates(ctx: Context, args: Paged) -> Page[TemplateOut]:
 
 def get_memory_bank(ctx: Context, args: BankRef) -> Bank:
     """Return one memory bank's configuration."""
-    return bank_of(ctx, args.memory_bank_id)
+    return banks.get(ctx, args.memory_bank_id)
 
 
 def create_memory_bank(ctx: Context, args: CreateBank) -> Bank:
@@ -51,36 +50,30 @@ def create_memory_bank(ctx: Context, args: CreateBank) -> Bank:
 
 def update_memory_bank(ctx: Context, args: UpdateBank) -> Bank:
     """Change a bank's name, description, compaction prompt, thresholds or retention."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return banks.update(ctx, banks.UpdateBank(bank.id, args.to_request()))
+    return banks.update(ctx, banks.UpdateBank(args.memory_bank_id, args.to_request()))
 
 
 def delete_memory_bank(ctx: Context, args: BankRef) -> Deleted:
     """Delete a memory bank and every entry in it, for good."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    banks.delete(ctx, bank.id)
-    return Deleted(id=bank.id)
+    return Deleted(id=banks.delete(ctx, args.memory_bank_id).id)
 
 
 def delete_memory_bank_source(ctx: Context, args: BankRef) -> SourceReset:
     """Delete every entry of a bank (reset its data); its configuration stays."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    banks.reset_source(ctx, bank.id)
-    return SourceReset(id=bank.id)
+    return SourceReset(id=banks.reset_source(ctx, args.memory_bank_id).id)
 
 
 def get_memory_bank_stats(ctx: Context, args: StatsInput) -> Stats:
     """Return a bank's aggregated statistics over a time frame (default: the last 30 days)."""
-    bank = bank_of(ctx, args.memory_bank_id)
     request = banks.StatsRequest(
-        bank.id, since=args.since, until=args.until, top=args.top, days=args.days
+        args.memory_bank_id, since=args.since, until=args.until, top=args.top, days=args.days
     )
     return banks.stats(ctx, request).stats
 
 
 def list_memory_bank_agents(ctx: Context, args: BankPage) -> Page[AgentRef]:
     """List the agents whose configuration uses a bank."""
-    bank = bank_of(ctx, args.memory_bank_id)
+    bank = banks.get(ctx, args.memory_bank_id)
     found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
     return page(found, args.limit, args.offset)
 

@@ -17,35 +17,32 @@ from memory.ops.lab import bank_of
 
 def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
     """Write one entry to a bank (embedded for search; may trigger compaction of its key)."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    (entry,) = entries.write(ctx, entries.WriteRequest(bank.id, [args.to_entry()])).entries
+    (entry,) = entries.write(
+        ctx, entries.WriteRequest(args.memory_bank_id, [args.to_entry()])
+    ).entries
     return entry
 
 
 def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
     """Search a bank by meaning and words; returns the best entries, each with its best chunk."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    found = entries.search(ctx, entries.SearchRequest(bank.id, args.to_query()))
+    found = entries.search(ctx, entries.SearchRequest(args.memory_bank_id, args.to_query()))
     return SearchResults(data=found.hits)
 
 
 def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
     """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    thread = entries.load(ctx, entries.LoadRequest(bank.id, args.key)).entries
+    thread = entries.load(ctx, entries.LoadRequest(args.memory_bank_id, args.key)).entries
     return page(thread, args.limit, args.offset)
 
 
 def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:
     """Return one entry of a bank by its id."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return banks.get_entry(ctx, bank.id, args.entry_id)
+    return banks.get_entry(ctx, args.memory_bank_id, args.entry_id)
 
 
 def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
     """Delete one entry for good: its text, vectors and the old versions holding them."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    forgotten = entries.forget(ctx, entries.ForgetRequest(bank.id, args.entry_id)).entry
+    forgotten = entries.forget(ctx, entries.ForgetRequest(args.memory_bank_id, args.entry_id)).entry
     return Forgotten(id=forgotten.id)
 
 
