@@ -12,43 +12,30 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.config import Mode, get_mode, get_template
-from memory.errors import Conflict, InvalidInput, NotFound
+from memory.errors import BankNotFound, Conflict, InvalidInput
 from memory.models import Bank, BankCreate, BankType, BankUpdate
-from memory.store import filters
+from memory.types.api_version import CURRENT_API_VERSION, LEGACY_API_VERSION, ApiVersion
 from memory.validation import check_bank_fields, check_text
 
 if TYPE_CHECKING:
     from memory.context import Context
 
-CURRENT_API_VERSION = "2026-08-03"
-"""From this API version on: type-aware retention defaults and `max_age_days` rejected."""
+__all__ = ["CURRENT_API_VERSION", "LEGACY_API_VERSION", "ApiVersion"]  # re-exported for callers
+
 LEGACY_DEFAULT_RETENTION = 30
 """The flat retention default of older API versions (and of the legacy schema)."""
 
 
-def is_current(api_version: str | None) -> bool:
-    """Return True when `api_version` (YYYY-MM-DD, None = unversioned) is 2026-08-03 or later."""
-    if api_version is None:
-        return False
-    try:
-        parsed = datetime.strptime(api_version, "%Y-%m-%d").date()
-    except ValueError as exc:
-        raise InvalidInput(
-            f"bad API version {api_version!r}: use a date such as {CURRENT_API_VERSION}"
-        ) from exc
-    return parsed >= datetime.strptime(CURRENT_API_VERSION, "%Y-%m-%d").date()
-
-
-def default_retention(bank_type: BankType, api_version: str | None) -> int | None:
+def default_retention(bank_type: BankType, api_version: ApiVersion) -> int | None:
     """Return the retention used when a create request omits it."""
-    if not is_current(api_version):
+    if not api_version.current:
         return LEGACY_DEFAULT_RETENTION
     return 90 if bank_type == "conversation" else None
 
 
-def check_max_age_days(value: int | None, api_version: str | None) -> None:
+def check_max_age_days(value: int | None, api_version: ApiVersion) -> None:
     """Reject a non-zero `max_age_days` on current API versions; older ones may send it."""
-    if value and is_current(api_version):
+    if value and api_version.current:
         raise InvalidInput(
             "max_age_days is retired: set retention_days to delete entries by age "
             "(max_age_days=0 is accepted and clears a stored value)"
@@ -85,7 +72,7 @@ def _nonzero(value: int | None) -> int | None:
 
 
 def resolve_create(
-    request: BankCreate, *, account: str, now: datetime, api_version: str | None
+    request: BankCreate, *, account: str, now: datetime, api_version: ApiVersion
 ) -> Bank:
     """Return the bank a create request describes: template, then explicit fields, then defaults."""
     sent = request.model_fields_set
@@ -138,7 +125,7 @@ def resolve_create(
 
 
 def apply_update(
-    bank: Bank, request: BankUpdate, *, now: datetime, api_version: str | None
+    bank: Bank, request: BankUpdate, *, now: datetime, api_version: ApiVersion
 ) -> Bank:
     """Return `bank` with the sent fields applied; Conflict if type or mode would change."""
     sent = request.model_fields_set
@@ -173,15 +160,17 @@ def apply_update(
 
 
 def _load(ctx: Context, raw: dict[str, Any]) -> Bank:
-    if "max_age_days" in raw:
-        migrated = Bank.model_validate(migrate_legacy(raw))
-        ctx.store.put_bank(migrated)
-        return migrated
-    return Bank.model_validate(raw)
+    """Return the bank a registry row holds: the registry reader, the one place a legacy
+    record is migrated (and the migrated record stored, so the next read finds it done)."""
+    migrated = migrate_legacy(raw)
+    bank = Bank.model_validate(migrated)
+    if migrated != raw:
+        ctx.store.put_bank(bank)
+    return bank
 
 
 def create(
-    ctx: Context, request: BankCreate, *, api_version: str | None = CURRENT_API_VERSION
+    ctx: Context, request: BankCreate, *, api_version: ApiVersion = CURRENT_API_VERSION
 ) -> Bank:
     """Create a bank and provision its storage; Conflict if the name is taken."""
     bank = resolve_create(
@@ -195,24 +184,29 @@ def create(
 def claim_name(ctx: Context, bank: Bank) -> None:
     """Store `bank` under its name; Conflict when another bank of the account has that name
     (or that id). The check and the write hold the account's name lock together."""
-    with ctx.store.names_lock(ctx.account):
-        for column in ("name", "id"):
-            for raw in ctx.store.bank_rows(ctx.account, filters.equals(column, bank.name)):
-                if raw["id"] != bank.id:
-                    raise Conflict(f"a bank named {bank.name!r} already exists: pick another name")
+    store = ctx.store
+    with store.names_lock(ctx.account):
+        taken = [
+            *store.find_bank_rows(ctx.account, name=bank.name),
+            *store.find_bank_rows(ctx.account, bank_id=bank.name),
+        ]
+        for raw in taken:
+            if raw["id"] != bank.id:
+                raise Conflict(f"a bank named {bank.name!r} already exists: pick another name")
         ctx.store.put_bank(bank)
 
 
 def get(ctx: Context, ref: str) -> Bank:
     """Return the bank with id or name `ref` in this account; NotFound otherwise."""
     check_text("bank id or name", ref)
-    rows = ctx.store.bank_rows(ctx.account, filters.equals("id", ref))
+    rows = ctx.store.find_bank_rows(ctx.account, bank_id=ref)
     if not rows:
-        rows = ctx.store.bank_rows(ctx.account, filters.equals("name", ref))
+        rows = ctx.store.find_bank_rows(ctx.account, name=ref)
     if not rows:
-        raise NotFound(
+        raise BankNotFound(
             f"no bank {ref!r} in account {ctx.account!r} at {ctx.store.location}: "
-            "see `membank bank list`"
+            "see `membank bank list`",
+            ref,
         )
     return _load(ctx, rows[0])
 
@@ -235,13 +229,20 @@ def vector_dims(ctx: Context, bank: Bank) -> int:
 
 def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:
     """Return this account's banks (optionally of one type), oldest first."""
-    where = filters.equals("type", bank_type) if bank_type else None
-    banks = [_load(ctx, raw) for raw in ctx.store.bank_rows(ctx.account, where)]
+    rows = ctx.store.find_bank_rows(ctx.account, bank_type=bank_type or None)
+    banks = [_load(ctx, raw) for raw in rows]
     return sorted(banks, key=lambda b: (b.created_at, b.name))
 
 
+def every_bank(ctx: Context) -> list[Bank]:
+    """Return every bank of every account, oldest first (sweeps; legacy records migrated by
+    the same reader as `get`)."""
+    found = [_load(ctx, raw) for raw in ctx.store.all_bank_rows()]
+    return sorted(found, key=lambda b: (b.created_at, b.id))
+
+
 def update(
-    ctx: Context, ref: str, request: BankUpdate, *, api_version: str | None = CURRENT_API_VERSION
+    ctx: Context, ref: str, request: BankUpdate, *, api_version: ApiVersion = CURRENT_API_VERSION
 ) -> Bank:
     """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
     from memory.layers.storage import check_no_thresholds  # the layers own their banks' rules

@@ -15,6 +15,24 @@ class NotFound(MembankError):
     """A bank, entry or other record does not exist (or is not visible to this account)."""
 
 
+class BankNotFound(NotFound):
+    """No bank `ref` in the account. The message may say where the store is (the CLI's
+    user owns it); `public` is what a remote caller sees: the same for a bank of another
+    account as for none, naming no storage location."""
+
+    def __init__(self, message: str, ref: str) -> None:
+        super().__init__(message)
+        self.ref = ref
+
+    @property
+    def public(self) -> str:
+        """Return the message for a remote caller (REST, MCP)."""
+        return (
+            f"no bank {self.ref[:80]!r} in this account: list its banks (`membank bank list`, "
+            "GET /memory_banks, or the list_memory_banks tool)"
+        )
+
+
 class Conflict(MembankError):
     """The request contradicts stored state, e.g. changing a bank's immutable type or mode."""
 

@@ -131,6 +131,17 @@ class BankRegistry(Protocol):
         """Return the raw registry rows of `account`, optionally filtered."""
         ...
 
+    def find_bank_rows(
+        self,
+        account: str,
+        *,
+        bank_id: str | None = None,
+        name: str | None = None,
+        bank_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account` with that id, name and type."""
+        ...
+
     def all_bank_rows(self) -> list[dict[str, Any]]:
         """Return every registry row of every account (sweeps; never shown to a user)."""
         ...

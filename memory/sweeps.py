@@ -6,16 +6,13 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.models import Bank
 
 if TYPE_CHECKING:
     from memory.context import Context
 
 
-def every_bank(ctx: Context) -> list[Bank]:
-    """Return every bank of every account, oldest first (legacy records migrated on the fly)."""
-    found = [Bank.model_validate(banks.migrate_legacy(raw)) for raw in ctx.store.all_bank_rows()]
-    return sorted(found, key=lambda b: (b.created_at, b.id))
+every_bank = banks.every_bank
+"""Every bank of every account, oldest first (read, and migrated, as `banks.get` does)."""
 
 
 def scoped(ctx: Context, account: str) -> Context:

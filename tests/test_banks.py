@@ -18,11 +18,12 @@ from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, BankCreate, BankUpdate, EntryIn
 from memory.store import filters
 from memory.store.lance import LanceStore
+from memory.types.api_version import ApiVersion
 
 LEGACY_DIR = Path(__file__).parent / "fixtures" / "legacy_banks"
 LEGACY_FIXTURES = sorted(LEGACY_DIR.glob("*.json"))
-OLD_VERSIONS = [None, "2024-01-01", "2026-08-02"]
-NEW_VERSIONS = ["2026-08-03", "2027-05-01"]
+OLD_VERSIONS = [ApiVersion.parse(v) for v in (None, "2024-01-01", "2026-08-02")]
+NEW_VERSIONS = [ApiVersion.parse(v) for v in ("2026-08-03", "2027-05-01")]
 
 
 def _create(ctx: Context, name: str = "b", **fields: Any) -> Bank:
@@ -397,14 +398,14 @@ def test_default_retention_is_type_aware_for_python_callers(ctx: Context) -> Non
 
 
 @pytest.mark.parametrize("version", NEW_VERSIONS)
-def test_default_retention_is_type_aware_from_2026_08_03(ctx: Context, version: str) -> None:
+def test_default_retention_is_type_aware_from_2026_08_03(ctx: Context, version: ApiVersion) -> None:
     conv = banks.create(ctx, BankCreate(name="c", type="conversation"), api_version=version)
     gen = banks.create(ctx, BankCreate(name="g", type="general"), api_version=version)
     assert (conv.retention_days, gen.retention_days) == (90, None)
 
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)
-def test_default_retention_is_flat_30_before_2026_08_03(ctx: Context, version: str | None) -> None:
+def test_default_retention_is_flat_30_before_2026_08_03(ctx: Context, version: ApiVersion) -> None:
     conv = banks.create(ctx, BankCreate(name="c", type="conversation"), api_version=version)
     gen = banks.create(ctx, BankCreate(name="g", type="general"), api_version=version)
     assert (conv.retention_days, gen.retention_days) == (30, 30)
@@ -414,7 +415,7 @@ def test_default_retention_is_flat_30_before_2026_08_03(ctx: Context, version: s
 @pytest.mark.parametrize("version", [*OLD_VERSIONS, *NEW_VERSIONS])
 @pytest.mark.parametrize("days", [None, 7, 365])
 def test_explicit_retention_is_honoured_on_every_version(
-    ctx: Context, version: str | None, days: int | None
+    ctx: Context, version: ApiVersion, days: int | None
 ) -> None:
     for bank_type in ("conversation", "general"):
         bank = banks.create(
@@ -427,7 +428,7 @@ def test_explicit_retention_is_honoured_on_every_version(
 
 def test_bad_api_version_is_invalid(ctx: Context) -> None:
     with pytest.raises(InvalidInput, match="version"):
-        banks.create(ctx, BankCreate(name="b", type="general"), api_version="yesterday")
+        ApiVersion.parse("yesterday")
 
 
 # max_age_days is retired ----------------------------------------------------------------
@@ -435,7 +436,7 @@ def test_bad_api_version_is_invalid(ctx: Context) -> None:
 
 @pytest.mark.parametrize("version", NEW_VERSIONS)
 def test_nonzero_max_age_days_is_rejected_and_points_to_retention(
-    ctx: Context, version: str
+    ctx: Context, version: ApiVersion
 ) -> None:
     with pytest.raises(InvalidInput, match="retention_days"):
         banks.create(
@@ -449,7 +450,7 @@ def test_nonzero_max_age_days_is_rejected_and_points_to_retention(
 
 
 @pytest.mark.parametrize("version", NEW_VERSIONS)
-def test_zero_max_age_days_is_accepted(ctx: Context, version: str) -> None:
+def test_zero_max_age_days_is_accepted(ctx: Context, version: ApiVersion) -> None:
     bank = banks.create(
         ctx, BankCreate(name="b", type="general", max_age_days=0), api_version=version
     )
@@ -470,7 +471,7 @@ def test_zero_max_age_days_clears_a_stored_legacy_value(ctx: Context) -> None:
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)
 def test_older_versions_may_send_max_age_days_without_effect(
-    ctx: Context, version: str | None
+    ctx: Context, version: ApiVersion
 ) -> None:
     bank = banks.create(
         ctx, BankCreate(name="b", type="conversation", max_age_days=120), api_version=version
@@ -547,6 +548,23 @@ def test_list_migrates_legacy_banks_too(ctx: Context) -> None:
     (bank,) = banks.list_banks(ctx, "conversation")
     assert bank.retention_days == 75
     assert "max_age_days" not in _stored(ctx, body["id"])
+
+
+def test_every_bank_reads_legacy_banks_as_get_does(ctx: Context) -> None:
+    body = _legacy_body(ctx, {"retention_days": 30, "max_age_days": 75})
+    ctx.store.put_bank_raw(_registry_row(body))
+    (swept,) = banks.every_bank(ctx)
+    assert swept.retention_days == 75
+    assert "max_age_days" not in _stored(ctx, body["id"])
+    assert banks.get(ctx, body["id"]) == swept
+
+
+@pytest.mark.parametrize("text", ["2026-8-3", "20260803", "2026-02-30", ""])
+def test_an_api_version_is_a_yyyy_mm_dd_date(text: str) -> None:
+    with pytest.raises(InvalidInput, match="version"):
+        ApiVersion.parse(text)
+    assert ApiVersion.parse(" 2026-08-03 ").current
+    assert not ApiVersion.parse("2026-08-02").current
 
 
 # accounts ---------------------------------------------------------------------------------

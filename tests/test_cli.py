@@ -507,6 +507,53 @@ def test_a_damaged_data_file_is_one_line_not_a_traceback(
         main(["--data", str(data), "load", "chat", "--key", "k"])
 
 
+def test_the_console_script_is_the_core_cli_with_the_installed_commands() -> None:
+    from importlib.metadata import distribution
+
+    from memory import cli
+
+    (script,) = [p for p in distribution("membank").entry_points if p.name == "membank"]
+    assert script.value == "memory.cli:run"
+    modules = cli.command_modules()
+    assert modules[: len(cli.MODULES)] == cli.MODULES
+    helped = cli.build_parser(modules).format_help()
+    assert all(f"\n    {name} " in helped for name in ("demo", "serve", "lab", "bank", "write"))
+
+
+class _Failing:
+    """A command module with one command, `fail`, whose handler raises `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def register(self, commands: Any, common: Any) -> None:
+        command = commands.add_parser("fail", parents=[common])
+        command.set_defaults(handler=self._fail)
+
+    def _fail(self, args: Any) -> int:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [ValueError("a bug"), RuntimeError("a bug")])
+def test_a_bug_shows_its_traceback(error: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMBANK_DEBUG", raising=False)
+    with pytest.raises(type(error), match="a bug"):
+        main(["fail"], modules=[_Failing(error)])
+
+
+def test_an_os_or_engine_error_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow as pa
+
+    monkeypatch.delenv("MEMBANK_DEBUG", raising=False)
+    for error in (PermissionError("no access to /x"), pa.ArrowInvalid("bad page")):
+        assert main(["fail"], modules=[_Failing(error)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("membank: failed: ") and "MEMBANK_DEBUG=1" in err
+        assert len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "helped"),
     [

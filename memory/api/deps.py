@@ -12,6 +12,7 @@ from memory.api.errors import ApiError
 from memory.api.state import ApiState
 from memory.api.versioning import ApiVersion
 from memory.context import Context
+from memory.ops.banks import LEGACY_API_VERSION
 
 KEY_HEADER = "X-API-Key"
 api_key = APIKeyHeader(
@@ -55,12 +56,12 @@ def context(request: Request, owner: Account) -> Context:
     return state(request).context_for(owner)
 
 
-def api_version(request: Request) -> str | None:
-    """Return the `api_version` the bank rules take (None: legacy, unversioned behaviour)."""
-    resolved: ApiVersion = getattr(request.state, "api_version", ApiVersion(current=False))
-    return resolved.core
+def api_version(request: Request) -> ApiVersion:
+    """Return the request's API version, as the request guard parsed it (none: legacy)."""
+    resolved: ApiVersion = getattr(request.state, "api_version", LEGACY_API_VERSION)
+    return resolved
 
 
 Ctx = Annotated[Context, Depends(context)]
-Version = Annotated[str | None, Depends(api_version)]
+Version = Annotated[ApiVersion, Depends(api_version)]
 State = Annotated[ApiState, Depends(state)]

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memory.errors import (
+    BankNotFound,
     Conflict,
     InvalidInput,
     MembankError,
@@ -115,9 +116,15 @@ def code_of(exc: MembankError | None) -> str:
     return "internal_error" if exc is None else STATUS_CODES.get(status_of(exc), "internal_error")
 
 
+def told(exc: MembankError) -> str:
+    """Return a core exception's message as a remote caller sees it (a missing bank's names
+    no storage location, and is the same for another account's bank)."""
+    return exc.public if isinstance(exc, BankNotFound) else str(exc)
+
+
 def tool_message(exc: MembankError) -> str:
     """Return a core exception as an MCP tool error's text (what to change, in its words)."""
-    return _kind(exc)[1].format(exc)
+    return _kind(exc)[1].format(told(exc))
 
 
 def unexpected_message(request_id: str) -> str:
@@ -167,7 +174,7 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.warning("request %s failed: %s", _rid(request), exc)
-        return error_json(status, code_of(exc), str(exc))
+        return error_json(status, code_of(exc), told(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _shape_error(request: Request, exc: RequestValidationError) -> JSONResponse:

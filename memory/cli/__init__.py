@@ -2,8 +2,9 @@
 
 Exit codes: 0 ok, 1 provider/storage failure, 2 bad input (one-line message on stderr),
 3 not found, 4 ingest finished with rejected rows (quarantined). An error of the storage
-engine itself (a damaged file) is one line too; MEMBANK_DEBUG=1 shows its traceback. Heavy
-imports happen inside commands so `membank --help` stays quick.
+engine itself (a damaged file) or of the operating system is one line too; MEMBANK_DEBUG=1
+shows its traceback. Any other exception is a bug and shows its traceback. Heavy imports
+happen inside commands so `membank --help` stays quick.
 """
 
 from __future__ import annotations
@@ -55,7 +56,21 @@ MODULES: list[CommandModule] = [
     agents_cmd,
     api_cmd,
 ]
-"""The core's command modules; `flows.cli` adds the Prefect ones (demo, serve)."""
+"""The core's command modules; more come from the `membank.commands` entry points."""
+
+COMMANDS_GROUP = "membank.commands"
+"""The entry-point group of command modules outside the core: the Prefect ones (`demo`,
+`serve`, from `flows.commands`), the lab (`lab.command`) and any installed package's. Each
+names a module with a `register(commands, common)` like the core's; it is imported when the
+parser is built, so it imports its heavy parts inside its handlers."""
+
+
+def command_modules() -> list[CommandModule]:
+    """Return the core's command modules, then those of the `membank.commands` entry points."""
+    from importlib.metadata import entry_points
+
+    found: list[CommandModule] = [point.load() for point in entry_points(group=COMMANDS_GROUP)]
+    return [*MODULES, *found]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,8 +81,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.ArgumentParser:
-    """Return the parser of the commands `modules` add (default: the core's)."""
+def build_parser(modules: Sequence[CommandModule] | None = None) -> argparse.ArgumentParser:
+    """Return the parser of the commands `modules` add (default: `command_modules()`)."""
     # SUPPRESS: a subcommand's unset option must not overwrite the value given before it
     # (`membank --json --data X bank list`); `main` fills the defaults in after parsing.
     common = argparse.ArgumentParser(add_help=False)
@@ -85,7 +100,7 @@ def build_parser(modules: Sequence[CommandModule] = MODULES) -> argparse.Argumen
     )
     parser = _Parser(prog="membank", description="Memory banks for LLM agents.", parents=[common])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in modules:
+    for module in command_modules() if modules is None else modules:
         module.register(commands, common)
     return parser
 
@@ -94,7 +109,7 @@ def main(
     argv: Sequence[str] | None = None,
     *,
     context: ContextFactory = open_storage,
-    modules: Sequence[CommandModule] = MODULES,
+    modules: Sequence[CommandModule] | None = None,
 ) -> int:
     """Run the membank command line; returns the exit code.
 
@@ -102,7 +117,8 @@ def main(
         argv: the arguments after `membank` (default: the process's own).
         context: returns the context each command runs on, given its --data value (None
             when not given); tests pass `lambda data: ctx` to run on a context they built.
-        modules: the command modules (default: the core's; `flows.cli` adds demo and serve).
+        modules: the command modules (default: `command_modules()`, the core's and the
+            `membank.commands` entry points').
 
     Returns:
         The exit code (0 ok, 1 failure, 2 bad input, 3 not found, 4 rows rejected).
@@ -136,9 +152,9 @@ def main(
     except BrokenPipeError:  # the reader went away (`membank ... | head`): stop quietly
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as for a command killed by the signal
-    except (OSError, RuntimeError, ValueError) as exc:  # the storage engine's own errors
-        if os.environ.get("MEMBANK_DEBUG"):
-            raise
+    except (OSError, RuntimeError, ValueError) as exc:
+        if os.environ.get("MEMBANK_DEBUG") or not _from_engine(exc):
+            raise  # a bug (or a traceback asked for): shown as it is
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         sys.stderr.write(
             f"membank: failed: {type(exc).__name__}: {first[:300]} "
@@ -148,6 +164,29 @@ def main(
     except KeyboardInterrupt:
         sys.stderr.write("membank: interrupted\n")
         return 130
+
+
+ENGINE_MODULES = ("lancedb", "lance", "pyarrow", "memory.store")
+"""Where the storage engine's own errors come from (the store wraps only some of them in
+`StorageError`): the engine's packages and the store that calls them."""
+
+
+def _from_engine(exc: BaseException) -> bool:
+    """Return True when `exc` is the operating system's or the storage engine's (its type is
+    the engine's, or the engine raised it), not a bug of membank's."""
+    if isinstance(exc, OSError):
+        return True
+    where = [type(exc).__module__]
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    if frame is not None:
+        where.append(str(frame.tb_frame.f_globals.get("__name__", "")))
+    return any(
+        name == module or name.startswith(f"{module}.")
+        for name in where
+        for module in ENGINE_MODULES
+    )
 
 
 def _silence_stdout() -> None:

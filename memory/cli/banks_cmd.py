@@ -103,16 +103,16 @@ def _show_bank(args: argparse.Namespace, bank: Any) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from memory import banks
     from memory.models import BankCreate
+    from memory.ops import banks
 
-    bank = banks.create(context(args), BankCreate(**_settings(args)))
+    bank = banks.create(context(args), banks.CreateBank(BankCreate(**_settings(args))))
     return _show_bank(args, bank)
 
 
 def _update(args: argparse.Namespace) -> int:
-    from memory import banks
     from memory.models import BankUpdate
+    from memory.ops import banks
 
     settings = _settings(args)
     if not settings:
@@ -122,7 +122,7 @@ def _update(args: argparse.Namespace) -> int:
             "--retention-indefinite"
         )
     ctx = context(args)
-    bank = banks.update(ctx, args.bank, BankUpdate(**settings))
+    bank = banks.update(ctx, banks.UpdateBank(args.bank, BankUpdate(**settings)))
     if settings.get("retention_days"):
         _warn_summaries_at_risk(ctx, bank)
     return _show_bank(args, bank)
@@ -150,8 +150,8 @@ def _warn_summaries_at_risk(ctx: Context, bank: Bank) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from memory import banks
     from memory.layers.agents import agents_using_bank
+    from memory.ops import banks
 
     ctx = context(args)
     bank = banks.get(ctx, args.bank)
@@ -165,7 +165,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from memory import banks
+    from memory.ops import banks
 
     found = banks.list_banks(context(args), args.type)
     if args.json:
@@ -180,7 +180,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from memory import banks
+    from memory.ops import banks
 
     bank = banks.delete(context(args), args.bank)
     if args.json:
@@ -191,7 +191,7 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    from memory import banks
+    from memory.ops import banks
 
     bank = banks.reset_source(context(args), args.bank)
     if args.json:

@@ -1,4 +1,5 @@
-"""Bank use cases: create, update, delete, reset-source, get, list, stats."""
+"""Bank use cases: create, update, delete, reset-source, get, list, stats (and one entry of
+a bank by id, until `memory.ops.entries` has it)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,30 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.models import Bank, BankCreate, BankType, BankUpdate
+from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
+from memory.types.api_version import CURRENT_API_VERSION, LEGACY_API_VERSION, ApiVersion
 
 if TYPE_CHECKING:
     from memory.context import Context
     from memory.stats import Stats
 
+__all__ = [
+    "CURRENT_API_VERSION",
+    "LEGACY_API_VERSION",
+    "ApiVersion",
+    "CreateBank",
+    "StatsRequest",
+    "StatsResult",
+    "UpdateBank",
+]
+
 
 @dataclass(frozen=True)
 class CreateBank:
-    """Create a bank from `spec`, under the rules of `api_version` (None: the oldest)."""
+    """Create a bank from `spec`, under the rules of `api_version` (default: the current)."""
 
     spec: BankCreate
-    api_version: str | None = banks.CURRENT_API_VERSION
+    api_version: ApiVersion = CURRENT_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -28,17 +40,19 @@ class UpdateBank:
 
     bank: str
     changes: BankUpdate
-    api_version: str | None = banks.CURRENT_API_VERSION
+    api_version: ApiVersion = CURRENT_API_VERSION
 
 
 @dataclass(frozen=True)
 class StatsRequest:
-    """The statistics of bank `bank` over [since, until) (default: the last 30 days)."""
+    """The statistics of bank `bank` over the last `days` days, or over [since, until)
+    (default: the last 30 days); `top` rows of each breakdown."""
 
     bank: str
     since: datetime | None = None
     until: datetime | None = None
     top: int | None = None
+    days: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +94,22 @@ def reset_source(ctx: Context, ref: str) -> Bank:
 def stats(ctx: Context, request: StatsRequest) -> StatsResult:
     """Return the bank's statistics over the request's time frame."""
     from memory import stats as bank_stats  # polars: only when asked
+    from memory.validation import as_utc
 
     bank = banks.get(ctx, request.bank)
+    since, until = bank_stats.time_frame(
+        ctx.clock.now(),
+        days=request.days,
+        since=as_utc(request.since, "since") if request.since is not None else None,
+        until=as_utc(request.until, "until") if request.until is not None else None,
+    )
     top = bank_stats.TOP if request.top is None else request.top
-    found = bank_stats.compute(ctx, bank, since=request.since, until=request.until, top=top)
+    found = bank_stats.compute(ctx, bank, since=since, until=until, top=top)
     return StatsResult(bank=bank, stats=found)
+
+
+def get_entry(ctx: Context, bank_ref: str, entry_id: str) -> Entry:
+    """Return entry `entry_id` of bank `bank_ref`; NotFound when either is missing."""
+    from memory import entries
+
+    return entries.get_entry(ctx, banks.get(ctx, bank_ref), entry_id)

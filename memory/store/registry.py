@@ -82,6 +82,23 @@ class Registry(Connection):
         lookups[(account, where)] = (int(registry.version), bodies)
         return [json.loads(body) for body in bodies]
 
+    def find_bank_rows(
+        self,
+        account: str,
+        *,
+        bank_id: str | None = None,
+        name: str | None = None,
+        bank_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account` with that id, name and type (each given
+        one must match; none given: every row of the account)."""
+        where = filters.conjoin(
+            filters.equals("id", bank_id) if bank_id is not None else None,
+            filters.equals("name", name) if name is not None else None,
+            filters.equals("type", bank_type) if bank_type is not None else None,
+        )
+        return self.bank_rows(account, where)
+
     def all_bank_rows(self) -> list[dict[str, Any]]:
         """Return every registry row of every account (sweeps; never shown to a user)."""
         registry = self._registry(create=False)

@@ -163,3 +163,13 @@ def test_account_b_cannot_reach_account_a_users_memories(api: Api) -> None:
     with api.as_acme() as http:
         assert http.get(ended["status_url"]).status_code == 404  # ...and only beta's
     assert (longterm.memories(ctx, user="u1"), banks.get(ctx, bank)) == before
+
+
+def test_a_missing_bank_is_told_without_the_storage_location(api: Api) -> None:
+    with api.as_beta() as http:
+        for method, path in [("GET", "/memory_banks/nope"), ("PUT", "/memory_banks/nope")]:
+            response = http.request(method, path, json={"description": "x"})
+            assert response.status_code == 404
+            message = response.json()["error"]["message"]
+            assert message.startswith("no bank 'nope' in this account")
+            assert api.base.store.location not in message

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memory import banks, config, stats
+from memory import config
 from memory.api.mcp.inputs import (
     BankPage,
     BankRef,
@@ -23,8 +23,8 @@ from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut
 from memory.context import Context
 from memory.layers import agents
 from memory.models import Bank
-from memory.ops.lab import bank_of
-from memory.validation import as_utc
+from memory.ops import banks
+from memory.stats import Stats
 
 
 def list_memory_banks(ctx: Context, args: ListBanks) -> Page[Bank]:
@@ -40,49 +40,40 @@ def list_memory_bank_templates(ctx: Context, args: Paged) -> Page[TemplateOut]:
 
 def get_memory_bank(ctx: Context, args: BankRef) -> Bank:
     """Return one memory bank's configuration."""
-    return bank_of(ctx, args.memory_bank_id)
+    return banks.get(ctx, args.memory_bank_id)
 
 
 def create_memory_bank(ctx: Context, args: CreateBank) -> Bank:
     """Create a memory bank (type and mode are fixed for life); returns it with its id."""
-    return banks.create(ctx, args.to_request())
+    return banks.create(ctx, banks.CreateBank(args.to_request()))
 
 
 def update_memory_bank(ctx: Context, args: UpdateBank) -> Bank:
     """Change a bank's name, description, compaction prompt, thresholds or retention."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return banks.update(ctx, bank.id, args.to_request())
+    return banks.update(ctx, banks.UpdateBank(args.memory_bank_id, args.to_request()))
 
 
 def delete_memory_bank(ctx: Context, args: BankRef) -> Deleted:
     """Delete a memory bank and every entry in it, for good."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    banks.delete(ctx, bank.id)
-    return Deleted(id=bank.id)
+    return Deleted(id=banks.delete(ctx, args.memory_bank_id).id)
 
 
 def delete_memory_bank_source(ctx: Context, args: BankRef) -> SourceReset:
     """Delete every entry of a bank (reset its data); its configuration stays."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    banks.reset_source(ctx, bank.id)
-    return SourceReset(id=bank.id)
+    return SourceReset(id=banks.reset_source(ctx, args.memory_bank_id).id)
 
 
-def get_memory_bank_stats(ctx: Context, args: StatsInput) -> stats.Stats:
+def get_memory_bank_stats(ctx: Context, args: StatsInput) -> Stats:
     """Return a bank's aggregated statistics over a time frame (default: the last 30 days)."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    since, until = stats.time_frame(
-        ctx.clock.now(),
-        days=args.days,
-        since=as_utc(args.since, "since") if args.since else None,
-        until=as_utc(args.until, "until") if args.until else None,
+    request = banks.StatsRequest(
+        args.memory_bank_id, since=args.since, until=args.until, top=args.top, days=args.days
     )
-    return stats.compute(ctx, bank, since=since, until=until, top=args.top)
+    return banks.stats(ctx, request).stats
 
 
 def list_memory_bank_agents(ctx: Context, args: BankPage) -> Page[AgentRef]:
     """List the agents whose configuration uses a bank."""
-    bank = bank_of(ctx, args.memory_bank_id)
+    bank = banks.get(ctx, args.memory_bank_id)
     found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
     return page(found, args.limit, args.offset)
 

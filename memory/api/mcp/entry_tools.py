@@ -5,45 +5,45 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memory import entries, search
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.schemas import Page, page
 from memory.context import Context
 from memory.models import Entry
+from memory.ops import banks, entries
 from memory.ops.compaction import CompactionResult, compact_now
 from memory.ops.lab import bank_of
 
 
 def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
     """Write one entry to a bank (embedded for search; may trigger compaction of its key)."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    (entry,) = entries.write(ctx, bank, [args.to_entry()])
+    (entry,) = entries.write(
+        ctx, entries.WriteRequest(args.memory_bank_id, [args.to_entry()])
+    ).entries
     return entry
 
 
 def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
     """Search a bank by meaning and words; returns the best entries, each with its best chunk."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return SearchResults(data=search.search(ctx, bank, args.to_query()))
+    found = entries.search(ctx, entries.SearchRequest(args.memory_bank_id, args.to_query()))
+    return SearchResults(data=found.hits)
 
 
 def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
     """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return page(entries.load(ctx, bank, args.key), args.limit, args.offset)
+    thread = entries.load(ctx, entries.LoadRequest(args.memory_bank_id, args.key)).entries
+    return page(thread, args.limit, args.offset)
 
 
 def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:
     """Return one entry of a bank by its id."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return entries.get_entry(ctx, bank, args.entry_id)
+    return banks.get_entry(ctx, args.memory_bank_id, args.entry_id)
 
 
 def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
     """Delete one entry for good: its text, vectors and the old versions holding them."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return Forgotten(id=entries.forget(ctx, bank, args.entry_id).id)
+    forgotten = entries.forget(ctx, entries.ForgetRequest(args.memory_bank_id, args.entry_id)).entry
+    return Forgotten(id=forgotten.id)
 
 
 def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:

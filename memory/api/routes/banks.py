@@ -7,13 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from memory import banks, config, stats
+from memory import config
 from memory.api.deps import Ctx, Version
-from memory.api.routes.common import Limit, Offset, bank_of
+from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
-from memory.validation import as_utc
+from memory.ops import banks
+from memory.stats import Stats
 
 router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
 
@@ -40,42 +41,37 @@ def list_templates(ctx: Ctx, limit: Limit = 100, offset: Offset = 0) -> Page[Tem
 def create_bank(ctx: Ctx, version: Version, body: BankCreate) -> Bank:
     """Create a bank; retention defaults by type on `Seclai-Version: 2026-08-03` or later, a
     flat 30 days otherwise; an explicit `retention_days` (null = indefinite) always counts."""
-    return banks.create(ctx, body, api_version=version)
+    return banks.create(ctx, banks.CreateBank(body, api_version=version))
 
 
 @router.get("/{bank_id}", summary="Get a memory bank")
 def get_bank(ctx: Ctx, bank_id: str) -> Bank:
     """One bank of the account (by id or name)."""
-    return bank_of(ctx, bank_id)
+    return banks.get(ctx, bank_id)
 
 
 @router.put("/{bank_id}", summary="Update a memory bank")
 def update_bank(ctx: Ctx, version: Version, bank_id: str, body: BankUpdate) -> Bank:
     """Apply the sent fields; changing `type` or `mode` is a 409 and changes nothing."""
-    bank = bank_of(ctx, bank_id)
-    return banks.update(ctx, bank.id, body, api_version=version)
+    return banks.update(ctx, banks.UpdateBank(bank_id, body, api_version=version))
 
 
 @router.delete("/{bank_id}", summary="Delete a memory bank")
 def delete_bank(ctx: Ctx, bank_id: str) -> Deleted:
     """Delete the bank, its entries and their files."""
-    bank = bank_of(ctx, bank_id)
-    banks.delete(ctx, bank.id)
-    return Deleted(id=bank.id)
+    return Deleted(id=banks.delete(ctx, bank_id).id)
 
 
 @router.delete("/{bank_id}/source", summary="Delete a memory bank's content source")
 def delete_source(ctx: Ctx, bank_id: str) -> SourceReset:
     """Remove every entry and reset the bank's storage; the configuration stays."""
-    bank = bank_of(ctx, bank_id)
-    banks.reset_source(ctx, bank.id)
-    return SourceReset(id=bank.id)
+    return SourceReset(id=banks.reset_source(ctx, bank_id).id)
 
 
 @router.get("/{bank_id}/agents", summary="List agents using a memory bank")
 def list_agents(ctx: Ctx, bank_id: str, limit: Limit = 100, offset: Offset = 0) -> Page[AgentRef]:
     """The agents whose configuration references this bank."""
-    bank = bank_of(ctx, bank_id)
+    bank = banks.get(ctx, bank_id)
     found = [AgentRef(id=a.id, name=a.name) for a in agents.agents_using_bank(ctx, bank)]
     return page(found, limit, offset)
 
@@ -88,10 +84,7 @@ def get_stats(
     since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
     until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
     top: Annotated[int, Query(ge=1, le=100, description="rows of each breakdown")] = 10,
-) -> stats.Stats:
+) -> Stats:
     """Aggregates over a time frame (default: the last 30 days); never individual entries."""
-    bank = bank_of(ctx, bank_id)
-    since = as_utc(since, "since") if since is not None else None
-    until = as_utc(until, "until") if until is not None else None
-    start, end = stats.time_frame(ctx.clock.now(), days=days, since=since, until=until)
-    return stats.compute(ctx, bank, since=start, until=end, top=top)
+    request = banks.StatsRequest(bank_id, since=since, until=until, top=top, days=days)
+    return banks.stats(ctx, request).stats

@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from memory import entries, search
 from memory.api.deps import Ctx
-from memory.api.routes.common import Limit, Offset, bank_of
+from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import EntryWrite, Page, page
 from memory.models import Entry, EntryIn, SearchHit, SearchQuery
+from memory.ops import banks, entries
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["entries"])
 
@@ -32,16 +32,15 @@ class Forgotten(BaseModel):
 @router.post("/entries", status_code=201, summary="Write an entry")
 def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite) -> Entry:
     """Chunk, embed and store one entry (inline compaction may follow for its key)."""
-    bank = bank_of(ctx, bank_id)
-    (entry,) = entries.write(ctx, bank, [EntryIn(**body.model_dump())])
+    request = entries.WriteRequest(bank_id, items=[EntryIn(**body.model_dump())])
+    (entry,) = entries.write(ctx, request).entries
     return entry
 
 
 @router.post("/search", summary="Search a memory bank")
 def search_entries(ctx: Ctx, bank_id: str, body: SearchQuery) -> SearchResults:
     """Hybrid (default), vector or full-text search with key, tag, speaker and time filters."""
-    bank = bank_of(ctx, bank_id)
-    return SearchResults(data=search.search(ctx, bank, body))
+    return SearchResults(data=entries.search(ctx, entries.SearchRequest(bank_id, body)).hits)
 
 
 @router.get("/entries", summary="Load a thread")
@@ -53,19 +52,16 @@ def load_thread(
     offset: Offset = 0,
 ) -> Page[Entry]:
     """Every entry of `key`, oldest first, a page at a time."""
-    bank = bank_of(ctx, bank_id)
-    return page(entries.load(ctx, bank, key), limit, offset)
+    return page(entries.load(ctx, entries.LoadRequest(bank_id, key)).entries, limit, offset)
 
 
 @router.get("/entries/{entry_id}", summary="Get an entry")
 def get_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Entry:
     """One entry by id."""
-    bank = bank_of(ctx, bank_id)
-    return entries.get_entry(ctx, bank, entry_id)
+    return banks.get_entry(ctx, bank_id, entry_id)
 
 
 @router.delete("/entries/{entry_id}", summary="Forget an entry")
 def forget_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Forgotten:
     """Delete an entry for good: text, vectors, attachments and the old versions holding them."""
-    bank = bank_of(ctx, bank_id)
-    return Forgotten(id=entries.forget(ctx, bank, entry_id).id)
+    return Forgotten(id=entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id)).entry.id)
