@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from memory.context import open_context
 from memory.layers import session, working
 from memory.layers.turns import Turn
+from memory.wiring import open_context
 
 ACCOUNT = "bench"
 

@@ -100,8 +100,8 @@ def child_baseline(mode_name: str) -> dict[str, float]:
 def child_write(mode_name: str, size: int) -> dict[str, float]:
     """Write `size` bytes in one call on a fresh folder; return the peak, time and chunks."""
     from memory import banks, entries
-    from memory.context import open_context
     from memory.models import BankCreate, EntryIn
+    from memory.wiring import open_context
 
     per_entry = 250_000 if size > 256_000 else size
     count = -(-size // per_entry)

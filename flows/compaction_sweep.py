@@ -19,10 +19,11 @@ from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
 from flows.tasks import bank_task, publish_table
-from memory.context import Context, open_context
+from memory.context import Context
 from memory.models import Bank
 from memory.ops import sweeps
 from memory.ops.sweeps import BankCheck, CompactionResult, PartitionStep
+from memory.wiring import open_context
 
 LLM_TAG = "llm"
 """Tag of tasks that call an LLM; `membank serve` sets a concurrency limit on it."""

@@ -17,10 +17,11 @@ from typing import Any
 from flows.demo_data import run_data_demo
 from flows.demo_layers import run_layers_demo
 from flows.demo_sweeps import run_compaction_demo
-from memory.context import Context, open_context
+from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks, entries
+from memory.wiring import open_context
 
 
 def sample_data() -> dict[str, Any]:

@@ -6,9 +6,10 @@ from prefect import flow, unmapped
 from pydantic import BaseModel
 
 from flows.tasks import bank_task, publish_table
-from memory.context import Context, open_context
+from memory.context import Context
 from memory.ops import sweeps
 from memory.ops.sweeps import RetentionResult
+from memory.wiring import open_context
 
 
 class RetentionRow(BaseModel):

@@ -23,7 +23,8 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.retry import transient
-from memory.context import Context, open_context
+from memory.context import Context
+from memory.wiring import open_context
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")

@@ -1,7 +1,7 @@
 """What every lab page shares: the context, the bank picker, error display, retention input.
 
 The pages are thin: each widget reads or calls a `memory.ops` use case. The context comes from
-`memory.context.open_context` (MEMBANK_URI, MEMBANK_ACCOUNT, default account "local"); a test
+`memory.wiring.open_context` (MEMBANK_URI, MEMBANK_ACCOUNT, default account "local"); a test
 puts its own under `CONTEXT_KEY` in the session state instead.
 """
 
@@ -13,10 +13,11 @@ from contextlib import contextmanager
 import streamlit as st
 
 from memory.config import RETENTION_PRESETS
-from memory.context import Context, open_context
+from memory.context import Context
 from memory.errors import MembankError
 from memory.models import Bank, BankType
 from memory.ops import banks
+from memory.wiring import open_context
 
 CONTEXT_KEY = "membank_context"
 """Session-state key of a context to use instead of opening the storage (tests)."""

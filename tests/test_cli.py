@@ -29,9 +29,10 @@ from memory import banks, entries
 from memory.cli import main
 from memory.cli.args import parse_time
 from memory.config import modes, templates
-from memory.context import Context, open_context
+from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import BankCreate, BankUpdate, EntryIn
+from memory.wiring import open_context
 
 _SCRIPT = shutil.which("membank", path=str(Path(sys.executable).parent))
 MEMBANK = [_SCRIPT] if _SCRIPT else [sys.executable, "-c", "from memory.cli import run; run()"]

@@ -27,7 +27,7 @@ ContextFactory = Callable[[str | None], "Context"]
 
 def open_storage(data: str | None) -> Context:
     """Return the context on the storage named by --data or MEMBANK_URI: the CLI's default."""
-    from memory.context import open_context  # lancedb is heavy: only commands that need it
+    from memory.wiring import open_context  # lancedb is heavy: only commands that need it
 
     return open_context(data)
 

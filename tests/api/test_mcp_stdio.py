@@ -12,7 +12,7 @@ from mcp.client.stdio import stdio_client
 from mcp_support import error_text, run, structured
 
 from memory import banks, entries
-from memory.context import open_context
+from memory.wiring import open_context
 
 MEMBANK = str(Path(sys.executable).with_name("membank"))
 

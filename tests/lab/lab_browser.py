@@ -167,8 +167,8 @@ def seed(data: Path) -> None:
     from importlib import resources
 
     from memory import banks, entries
-    from memory.context import open_context
     from memory.models import BankCreate, EntryIn
+    from memory.wiring import open_context
 
     ctx = open_context(str(data))
     bank = banks.create(ctx, BankCreate(name="support-history", template="customer-support"))

@@ -9,9 +9,9 @@ from pathlib import Path
 from lab_browser import browser_page, create_bank, free_port, lab_server, run_pasted_test
 
 from memory import banks
-from memory.context import open_context
 from memory.judge import HEURISTIC_LABEL
 from memory.lab import list_runs
+from memory.wiring import open_context
 
 
 def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> None:
