@@ -12,7 +12,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from memory.judge import Evaluation
-    from memory.lab import DraftEntry, FactDiff, TestRun
+    from memory.prompt_lab import DraftEntry, FactDiff, TestRun
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~$])")
 

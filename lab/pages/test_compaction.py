@@ -8,9 +8,9 @@ import streamlit as st
 from lab import ui
 from lab.run_view import show_pair, show_run
 from memory.judge import MAX_RUNS
-from memory.lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
 from memory.models import BankType
 from memory.ops import banks, lab
+from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.api.errors import ErrorBody, code_of
 from memory.config import Template
 from memory.export.records import ExportFormat
-from memory.lab import PastedSource, SyntheticSource, TestOptions
 from memory.ops import exports
 from memory.ops.jobs import JobRecord, JobStatus
+from memory.prompt_lab import PastedSource, SyntheticSource, TestOptions
 
 T = TypeVar("T")
 MAX_PAGE = 1000

@@ -13,7 +13,7 @@ from memory.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memory.assistant import Proposal
-    from memory.lab import CostPreview, FactDiff, Source, TestRun
+    from memory.prompt_lab import CostPreview, FactDiff, Source, TestRun
 
 TYPES = ["conversation", "general"]
 
@@ -67,7 +67,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _source(args: argparse.Namespace) -> Source:
-    from memory.lab import BankSource, PastedSource, SyntheticSource
+    from memory.prompt_lab import BankSource, PastedSource, SyntheticSource
 
     if args.bank is not None:
         if args.type is not None:
@@ -101,8 +101,8 @@ def _read(path: str) -> str:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from memory.lab import TestOptions
     from memory.ops import lab
+    from memory.prompt_lab import TestOptions
 
     ctx = context(args)
     options = TestOptions(
@@ -210,7 +210,7 @@ def _say_diff(diff: FactDiff) -> None:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from memory import lab
+    from memory import prompt_lab as lab
 
     ctx = context(args)
     if args.delete:
@@ -250,8 +250,8 @@ def _short(text: str, width: int = 60) -> str:
 
 def _assistant(args: argparse.Namespace) -> int:
     from memory import assistant
-    from memory.lab.sources import llm_for
     from memory.ops import lab
+    from memory.prompt_lab.sources import llm_for
     from memory.settings import Settings
 
     ctx = context(args) if args.apply is not None else None

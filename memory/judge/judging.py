@@ -79,8 +79,8 @@ def evaluate(
         summary: The summary to judge.
         prompt: The compaction prompt the summary was written for (judged by "instructions").
         judge: The judge model, for deepeval's GEval and SummarizationMetric through it
-            (`memory.lab.run.judge_for` makes one from a model name, at the edge); None for the
-            offline heuristic judge.
+            (`memory.prompt_lab.run.judge_for` makes one from a model name, at the edge);
+            None for the offline heuristic judge.
         runs: How many times to judge the same case (1-MAX_RUNS, checked by the caller's
             request: `check_runs`); each criterion reports the mean and the spread.
         embedder: The embedder the heuristic judge compares sentences with.

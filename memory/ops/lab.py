@@ -18,8 +18,9 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
 from memory.judge import Evaluation, check_runs, evaluate, uses_llm
-from memory.lab.pasted import parse_pasted
-from memory.lab.records import (
+from memory.models import Bank, BankType
+from memory.prompt_lab.pasted import parse_pasted
+from memory.prompt_lab.records import (
     BankSource,
     CostPreview,
     Source,
@@ -27,7 +28,7 @@ from memory.lab.records import (
     TestOptions,
     TestRun,
 )
-from memory.lab.run import (
+from memory.prompt_lab.run import (
     LabModels,
     Progress,
     chosen_judge,
@@ -36,9 +37,8 @@ from memory.lab.run import (
     preview_checked,
     run_checked,
 )
-from memory.lab.saved import compare_checked
-from memory.lab.sources import llm_for
-from memory.models import Bank, BankType
+from memory.prompt_lab.saved import compare_checked
+from memory.prompt_lab.sources import llm_for
 from memory.prompts import entry_line
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from judge_support import PROMPT, SOURCE, JudgeScript
 
 from memory.context import Context
-from memory.lab import PastedSource, TestOptions
-from memory.lab.run import LabModels, run_checked
+from memory.prompt_lab import PastedSource, TestOptions
+from memory.prompt_lab.run import LabModels, run_checked
 from memory.testing import ScriptedCompleter
 
 SUMMARY = "Dana's order #88213 arrived with a cracked tank on May 3; a new one ships Friday."

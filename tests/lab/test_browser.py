@@ -10,7 +10,7 @@ from lab_browser import browser_page, create_bank, free_port, lab_server, run_pa
 
 from memory import banks
 from memory.judge import HEURISTIC_LABEL
-from memory.lab import list_runs
+from memory.prompt_lab import list_runs
 from memory.wiring import open_context
 
 

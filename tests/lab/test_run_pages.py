@@ -9,8 +9,8 @@ from memory import banks, entries
 from memory.assistant import OFFLINE_ASSISTANT_LABEL
 from memory.context import Context
 from memory.judge import HEURISTIC_LABEL
-from memory.lab import list_runs
 from memory.models import BankCreate, EntryIn
+from memory.prompt_lab import list_runs
 
 PASTED = """ann: My order 4471 arrived broken.
 bob (agent): I will send a replacement by Friday 12 June.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import InvalidInput
-from memory.lab import TEMPLATE_GENERATOR_LABEL, PlantedFact, SyntheticSource, fact_diff
-from memory.lab.synthetic import PREFERENCES, template_set
+from memory.prompt_lab import TEMPLATE_GENERATOR_LABEL, PlantedFact, SyntheticSource, fact_diff
+from memory.prompt_lab.synthetic import PREFERENCES, template_set
 
 ORDER = PlantedFact(kind="number", text="order number", value="48213")
 DELIVERY = PlantedFact(kind="date", text="delivery date", value="March 14, 2026")

@@ -10,9 +10,9 @@ import pytest
 from memory.assistant import propose
 from memory.context import Context
 from memory.errors import ProviderError
-from memory.lab import SyntheticSource, TestOptions, synthesize
-from memory.lab.run import LabModels, run_checked
 from memory.ports import Completer
+from memory.prompt_lab import SyntheticSource, TestOptions, synthesize
+from memory.prompt_lab.run import LabModels, run_checked
 from memory.testing import ScriptedCompleter
 
 MODEL = "openai/gpt-4o-mini"

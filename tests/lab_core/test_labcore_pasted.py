@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.errors import InvalidInput
-from memory.lab import DraftEntry, parse_pasted
+from memory.prompt_lab import DraftEntry, parse_pasted
 
 
 def test_speaker_lines_take_chat_roles_and_custom_roles() -> None:

@@ -10,7 +10,14 @@ from memory import banks, entries
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound, ProviderError
 from memory.judge import HEURISTIC_LABEL, judge_calls
-from memory.lab import BankSource, PastedSource, SyntheticSource, preview, run_test, synthesize
+from memory.prompt_lab import (
+    BankSource,
+    PastedSource,
+    SyntheticSource,
+    preview,
+    run_test,
+    synthesize,
+)
 from memory.providers.tokens import count_tokens
 from memory.store.lance import LanceStore
 from memory.testing import ScriptedCompleter

@@ -11,7 +11,7 @@ from memory import banks, entries, retention
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.lab import (
+from memory.prompt_lab import (
     BankSource,
     PastedSource,
     SyntheticSource,

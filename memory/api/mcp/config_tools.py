@@ -12,10 +12,10 @@ from memory.api.mcp.inputs import BANK_ID, KEY
 from memory.api.mcp.tooling import ToolInput
 from memory.assistant import Proposal
 from memory.context import Context
-from memory.lab import BankSource, Source, TestOptions, TestRun
-from memory.lab.records import PastedSource, SyntheticSource
 from memory.models import Bank, BankType
 from memory.ops import lab
+from memory.prompt_lab import BankSource, Source, TestOptions, TestRun
+from memory.prompt_lab.records import PastedSource, SyntheticSource
 
 
 class GenerateConfig(ToolInput):

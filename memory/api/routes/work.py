@@ -20,9 +20,9 @@ from memory.api.schemas import (
 )
 from memory.api.state import ApiState
 from memory.context import Context
-from memory.lab import BankSource
 from memory.ops import compaction, lab
 from memory.ops.jobs import JobRecord
+from memory.prompt_lab import BankSource
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["compaction"])
 draft_router = APIRouter(prefix="/memory_banks", tags=["compaction"])

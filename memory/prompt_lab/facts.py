@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
-from memory.lab.records import FactDiff, PlantedFact
+from memory.prompt_lab.records import FactDiff, PlantedFact
 
 _MONTHS = {
     name: number

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from memory import validation
 from memory.errors import InvalidInput
-from memory.lab.records import DraftEntry
 from memory.models import Bank, BankType, EntryIn
+from memory.prompt_lab.records import DraftEntry
 
 PASTED_KEY = "pasted"
 """Key of pasted entries that name none (a JSON line may give its own)."""

@@ -4,9 +4,9 @@ judge the summary, diff the planted facts, preview the cost, save and compare ru
 
 from __future__ import annotations
 
-from memory.lab.facts import fact_diff
-from memory.lab.pasted import parse_pasted
-from memory.lab.records import (
+from memory.prompt_lab.facts import fact_diff
+from memory.prompt_lab.pasted import parse_pasted
+from memory.prompt_lab.records import (
     BankSource,
     CostPreview,
     DraftEntry,
@@ -18,10 +18,10 @@ from memory.lab.records import (
     TestOptions,
     TestRun,
 )
-from memory.lab.run import judge_label, preview, run_test
-from memory.lab.saved import compare, delete_runs, list_runs
-from memory.lab.sources import generator_label, synthesize
-from memory.lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet
+from memory.prompt_lab.run import judge_label, preview, run_test
+from memory.prompt_lab.saved import compare, delete_runs, list_runs
+from memory.prompt_lab.sources import generator_label, synthesize
+from memory.prompt_lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet
 
 __all__ = [
     "TEMPLATE_GENERATOR_LABEL",

@@ -5,11 +5,17 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from memory.errors import InvalidInput, ProviderError
-from memory.lab.facts import fact_diff
-from memory.lab.pasted import check_drafts
-from memory.lab.records import DraftEntry, FactKind, PlantedFact, SyntheticSource
-from memory.lab.synthetic import FACT_SHARE, MAX_FACTS, SYNTHETIC_KEY, SyntheticSet, check_source
 from memory.ports import Completer, Message
+from memory.prompt_lab.facts import fact_diff
+from memory.prompt_lab.pasted import check_drafts
+from memory.prompt_lab.records import DraftEntry, FactKind, PlantedFact, SyntheticSource
+from memory.prompt_lab.synthetic import (
+    FACT_SHARE,
+    MAX_FACTS,
+    SYNTHETIC_KEY,
+    SyntheticSet,
+    check_source,
+)
 from memory.prompts import render, template
 from memory.providers import describe
 from memory.providers.json_reply import parse_json_reply

@@ -25,17 +25,17 @@ from memory.compaction.summarizer import completer_for, summarize, summarizer_la
 from memory.config import Mode, get_mode
 from memory.errors import InvalidInput
 from memory.judge import HEURISTIC_LABEL, Evaluation, evaluate, judge_calls, uses_llm
-from memory.lab.facts import fact_diff
-from memory.lab.records import CostPreview, SyntheticSource, TestOptions, TestRun
-from memory.lab.sources import Loaded, as_draft, llm_for, load
-from memory.lab.synthetic import check_source
 from memory.models import Bank, Entry
 from memory.ports import Completer
+from memory.prompt_lab.facts import fact_diff
+from memory.prompt_lab.records import CostPreview, SyntheticSource, TestOptions, TestRun
+from memory.prompt_lab.sources import Loaded, as_draft, llm_for, load
+from memory.prompt_lab.synthetic import check_source
 from memory.prompts import entry_line
 
 if TYPE_CHECKING:
     from memory.context import Context
-    from memory.lab.records import Source
+    from memory.prompt_lab.records import Source
 
 Progress = Callable[[str], None]
 ESTIMATED_TOKENS_PER_ENTRY = 40

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory import banks
-from memory.lab.records import TestOptions, TestRun
-from memory.lab.run import LabModels, Progress, models_for, run_loaded
-from memory.lab.sources import load
+from memory.prompt_lab.records import TestOptions, TestRun
+from memory.prompt_lab.run import LabModels, Progress, models_for, run_loaded
+from memory.prompt_lab.sources import load
 
 if TYPE_CHECKING:
     from memory.context import Context
-    from memory.lab.records import Source
     from memory.models import Bank
+    from memory.prompt_lab.records import Source
 
 
 def list_runs(ctx: Context, *, bank: str | None = None) -> list[TestRun]:

@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING
 
 from memory import banks, entries
 from memory.errors import InvalidInput
-from memory.lab.pasted import draft_bank, parse_pasted
-from memory.lab.records import BankSource, DraftEntry, PastedSource, PlantedFact, Source
-from memory.lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet, template_set
-from memory.lab.synthetic_llm import llm_set
 from memory.models import Bank, Entry
 from memory.ports import Completer
+from memory.prompt_lab.pasted import draft_bank, parse_pasted
+from memory.prompt_lab.records import BankSource, DraftEntry, PastedSource, PlantedFact, Source
+from memory.prompt_lab.synthetic import TEMPLATE_GENERATOR_LABEL, SyntheticSet, template_set
+from memory.prompt_lab.synthetic_llm import llm_set
 from memory.providers import completer_for, describe, is_offline
 from memory.providers.tokens import count_tokens
 from memory.validation import as_utc
 
 if TYPE_CHECKING:
     from memory.context import Context
-    from memory.lab.records import SyntheticSource
+    from memory.prompt_lab.records import SyntheticSource
     from memory.settings import Settings
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from memory.errors import InvalidInput
-from memory.lab.records import DraftEntry, FactKind, PlantedFact, SyntheticSource
+from memory.prompt_lab.records import DraftEntry, FactKind, PlantedFact, SyntheticSource
 from memory.validation import check_text
 
 TEMPLATE_GENERATOR_LABEL = "template generator (offline)"
