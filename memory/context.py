@@ -8,6 +8,7 @@ imported first.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -40,6 +41,11 @@ class Context:
     """Returns the completer for compaction summaries; None = the one the settings name (the
     offline extractive summarizer, or litellm for any other model name)."""
     settings: Settings = field(default_factory=Settings)
+
+    def for_account(self, account: str) -> Context:
+        """Return this context acting for `account` (a sweep works on each account's banks in
+        turn; the bank record it updates lives in that account)."""
+        return self if self.account == account else dataclasses.replace(self, account=account)
 
     def summary_completer(self) -> Completer:
         """Return the completer for summaries: the one given, or the one the settings name."""

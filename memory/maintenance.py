@@ -25,7 +25,6 @@ from memory import banks, purge
 from memory.errors import MembankError
 from memory.models import Bank
 from memory.store import filters
-from memory.sweeps import scoped
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,7 +118,7 @@ def _when(value: datetime | None) -> str:
 
 def repair_counters(ctx: Context, bank: Bank) -> list[str]:
     """Rewrite the bank record's counters that disagree with the data; returns what was wrong."""
-    account_ctx = scoped(ctx, bank.account)
+    account_ctx = ctx.for_account(bank.account)
     fresh = banks.get(account_ctx, bank.id)
     derived = derived_counters(ctx, fresh)
     wrong = counter_problems(fresh, derived)
@@ -190,7 +189,7 @@ def remove_duplicates(ctx: Context, bank: Bank) -> list[str]:
 def _with_counters(
     ctx: Context, bank: Bank, health: BankHealth, problems: list[str] | None = None
 ) -> BankHealth:
-    stored = banks.get(scoped(ctx, bank.account), bank.id)
+    stored = banks.get(ctx.for_account(bank.account), bank.id)
     derived = derived_counters(ctx, stored)
     found = [*(problems or []), *counter_problems(stored, derived)]
     return health.model_copy(

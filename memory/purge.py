@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from memory import banks
 from memory.models import Bank
 from memory.ports import PrunePending
-from memory.sweeps import scoped
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
@@ -122,4 +121,4 @@ def prune(ctx: Context, bank: Bank) -> None:
 def record_summary_count(ctx: Context, bank: Bank) -> None:
     """Store the bank's summary count after a deletion removed summaries (retention, forget)."""
     count = ctx.store.count_entries(bank.id, EntryFilter(kind="summary"))
-    banks.update_counters(scoped(ctx, bank.account), bank.id, summary_count=count)
+    banks.update_counters(ctx.for_account(bank.account), bank.id, summary_count=count)

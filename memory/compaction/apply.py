@@ -41,7 +41,6 @@ from memory.compaction.plan import (
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.errors import ProviderError
 from memory.models import SUMMARY_SPEAKER, SUMMARY_TAG, Bank, Entry, EntryIn
-from memory.sweeps import scoped
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
@@ -371,7 +370,9 @@ def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
 
 def _stamp(ctx: Context, bank: Bank) -> None:
     """Save the bank's last compaction time as now (before a drop's delete)."""
-    banks.update_counters(scoped(ctx, bank.account), bank.id, last_compaction_at=ctx.clock.now())
+    banks.update_counters(
+        ctx.for_account(bank.account), bank.id, last_compaction_at=ctx.clock.now()
+    )
 
 
 def record_stats(ctx: Context, bank: Bank) -> Bank:
@@ -380,7 +381,7 @@ def record_stats(ctx: Context, bank: Bank) -> Bank:
     derived = maintenance.derived_counters(ctx, bank)
     now = ctx.clock.now()
     return banks.update_counters(
-        scoped(ctx, bank.account),
+        ctx.for_account(bank.account),
         bank.id,
         summary_count=derived.summary_count,
         last_compaction_at=max(now, derived.last_compaction_at or now),

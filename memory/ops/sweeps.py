@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memory import purge, retention, sweeps
+from memory import banks, purge, retention
 from memory.compaction.apply import CompactionResult, compact_partition, reconcile
 from memory.compaction.scan import evaluate_bank
 from memory.models import Bank
@@ -58,7 +58,7 @@ class BankCheck(BaseModel):
 
 def every_bank(ctx: Context) -> list[Bank]:
     """Return every bank of every account, oldest first."""
-    return sweeps.every_bank(ctx)
+    return banks.every_bank(ctx)
 
 
 def check(ctx: Context, bank_id: str) -> BankCheck:
