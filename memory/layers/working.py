@@ -33,7 +33,7 @@ from memory.layers.turns import (
 )
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
-from memory.providers.tokens import count_tokens, decode, encode
+from memory.providers.tokens import count_tokens, truncate
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
@@ -294,18 +294,7 @@ def _summary(completer: Completer, bank: Bank, covered: Sequence[StoredTurn], bu
     instructions = bank.model_copy(update={"compaction_prompt": template("working_summary")})
     asked = max(MIN_ASKED_TOKENS, text_budget)  # a tiny budget would refuse any summary
     text = summarize(completer, instructions, as_entries, asked, slack=SUMMARY_SLACK)
-    return SUMMARY_PREFIX + fit(text, text_budget)
-
-
-def fit(text: str, budget: int) -> str:
-    """Return `text` cut to at most `budget` tokens (a summary past its budget)."""
-    ids = encode(text)
-    if len(ids) <= budget:
-        return text
-    cut = decode(ids[: max(0, budget - 1)]).rstrip()
-    while cut and count_tokens(cut + "…") > budget:
-        cut = cut[:-1]
-    return cut + "…"
+    return SUMMARY_PREFIX + truncate(text, text_budget)
 
 
 def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
