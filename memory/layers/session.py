@@ -22,19 +22,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory import entries, purge
+from memory import purge
 from memory.compaction.summarizer import completer_for, summarizer_label
 from memory.errors import StorageError
 from memory.layers import identity, working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
 from memory.layers.merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank, rows
+from memory.layers.storage import append, existing_bank, layer_bank, rows
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
-from memory.store.filters import where_of
-from memory.store.locks import partition_lock
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
@@ -274,7 +272,7 @@ def _merge_locked(
         tags=identity.identity_tags(user, agent),
         metadata=metadata,
     )
-    [written] = entries.write(ctx, bank, [item])
+    [written] = append(ctx, bank, [item])
     # the new version is stored first: a crash here leaves it winning, and the next merge
     # (or `membank maintain`) deletes the older ones
     _delete(ctx, bank, earlier)
@@ -287,9 +285,7 @@ def _keep_newest(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> N
 
 def _delete(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> None:
     if found:
-        where = where_of(EntryFilter.of_ids([s.id for s in found]))
-        assert where is not None  # a filter of ids always has a predicate
-        purge.delete_for_good(ctx, bank, where)
+        purge.delete_final(ctx, bank, EntryFilter.of_ids([s.id for s in found]))
 
 
 def duplicate_problems(ctx: Context, bank: Bank) -> list[str]:
@@ -337,5 +333,5 @@ def user_lock(ctx: Context, user: str, *, timeout: float | None) -> Iterator[boo
     """Hold `user`'s agent-memory lock (merges and the wipe take it); yields False when not
     acquired within `timeout` (None: wait as long as it takes)."""
     scope = f"agent-layers:{ctx.account}"
-    with partition_lock(ctx.store.uri, scope, user, timeout=timeout) as held:
+    with ctx.store.partition_lock(scope, user, timeout=timeout) as held:
         yield held

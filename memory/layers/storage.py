@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from memory import banks, entries
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
-from memory.store.filters import where_of
+from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry, EntryIn
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
@@ -85,6 +84,15 @@ def check_no_thresholds(bank: Bank, request: BankUpdate) -> None:
 
 def rows(ctx: Context, bank: Bank, which: EntryFilter) -> list[Entry]:
     """Return the entries of `bank` that `which` selects, oldest first."""
-    if which.matches_nothing:
-        return []
-    return entries.read(ctx, bank, where_of(which))
+    return ctx.store.entries(bank.id, which)
+
+
+def append(ctx: Context, bank: Bank, items: list[EntryIn]) -> list[Entry]:
+    """Store `items` in one write, then compact the touched partitions that are over a
+    threshold (none on a layer bank, unless it was given thresholds before layer banks
+    refused them); returns the stored entries."""
+    from memory.compaction.bank import compact_if_over
+
+    written = entries.write(ctx, bank, items)
+    compact_if_over(ctx, bank, {entry.key for entry in written})
+    return written

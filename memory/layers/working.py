@@ -22,7 +22,7 @@ from memory.errors import Conflict, InvalidInput
 from memory.layers import identity, keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank, rows
+from memory.layers.storage import append, existing_bank, layer_bank, rows
 from memory.layers.turns import (
     MESSAGE_OVERHEAD,
     ToolCall,
@@ -128,7 +128,7 @@ def add_turns(
             "conversation its own id"
         )
     items = [_entry_in(conversation, turn, user=user, agent=agent) for turn in turns]
-    written = entries.write(ctx, bank, items)
+    written = append(ctx, bank, items)
     return [_stored(entry) for entry in written]
 
 
