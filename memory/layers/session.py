@@ -54,6 +54,8 @@ class SessionMergeRequest(BaseModel):
     agent: str
     conversation: str
     """The conversation's working-memory key."""
+    max_tokens: int = DEFAULT_SUMMARY_TOKENS
+    """The most tokens the merged summary may take."""
 
 
 class SessionMergeTrigger(Protocol):
