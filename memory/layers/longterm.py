@@ -207,12 +207,15 @@ def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None)
     return as_memory(found[0])
 
 
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
-    """Delete every long-term memory of `user` for good; returns the table's receipt line."""
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
+    """Delete every long-term memory of `user` for good (one filtered final deletion by the
+    user's key, which every memory has had: `legacy` changes nothing); returns the table's
+    receipt line."""
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
         return []
+    del legacy
     return wipe_rows(ctx, bank, "long_term", EntryFilter.key(user))
 
 

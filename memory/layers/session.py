@@ -315,18 +315,21 @@ def repair_duplicates(ctx: Context, bank: Bank) -> list[str]:
     return wrong
 
 
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
-    """Delete every session summary of `user` (with any agent), for good.
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
+    """Delete every session summary of `user` (with any agent), for good: one filtered
+    final deletion by the user's tag; with `legacy`, also the summaries written before
+    identity tags existed (a read of every row: needed only until `membank maintain`
+    tagged them).
 
     `memory.layers.wipe` runs it under the user's lock (`user_lock`), with the other layers.
     """
     bank = existing_bank(ctx, SESSION_BANK)
     if bank is None:
         return []
-    legacy = identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)
-    which = EntryFilter(
-        any_of=(identity.rows_of_user(user), EntryFilter.of_ids([e.id for e in legacy]))
-    )
+    which = identity.rows_of_user(user)
+    if legacy:
+        old = identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)
+        which = EntryFilter(any_of=(which, EntryFilter.of_ids([e.id for e in old])))
     return wipe_rows(ctx, bank, "session", which)
 
 

@@ -297,8 +297,12 @@ def _summary(completer: Completer, bank: Bank, covered: Sequence[StoredTurn], bu
     return SUMMARY_PREFIX + truncate(text, text_budget)
 
 
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
     """Delete every turn (and compaction summary) of `user`'s conversations, for good.
+
+    The conversations are found by the user's tag; with `legacy`, also by the metadata of
+    rows written before identity tags existed (a read of every row: needed only until
+    `membank maintain` tagged them).
 
     Returns:
         One receipt line for the working-memory bank (none when the account has none).
@@ -307,5 +311,6 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     if bank is None:
         return []
     theirs = {e.key for e in rows(ctx, bank, identity.rows_of_user(user))}
-    theirs |= {e.key for e in identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)}
+    if legacy:
+        theirs |= {e.key for e in identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)}
     return wipe_rows(ctx, bank, "working", EntryFilter(keys=tuple(sorted(theirs))))
