@@ -20,8 +20,16 @@ from memory.config import configs_dir, read_yaml, user_configs_dir
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.layers import keys
 from memory.layers.config import AgentMemoryConfig, parse_memory_config
-from memory.layers.longterm import LONG_TERM_BANK
-from memory.layers.storage import append, existing_bank, layer_bank, rows
+from memory.layers.storage import (
+    AGENTS_BANK,
+    LONG_TERM_BANK,
+    SESSION_BANK,
+    WORKING_BANK,
+    append,
+    existing_bank,
+    layer_bank,
+    rows,
+)
 from memory.models import Bank, EntryIn
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label, first_problem
@@ -29,12 +37,8 @@ from memory.validation import check_label, first_problem
 if TYPE_CHECKING:
     from memory.context import Context
 
-AGENTS_BANK = "membank-agents"
-"""The general bank holding agents defined through `define_agent` (one entry per agent)."""
-WORKING_BANK = "working-memory"
-"""The conversation bank of working memory (every agent's, keyed by conversation id)."""
-SESSION_BANK = "session-memory"
-"""The general bank of session memory (one rolling summary per user x agent)."""
+__all__ = ["AGENTS_BANK", "LONG_TERM_BANK", "SESSION_BANK", "WORKING_BANK"]
+
 LAYER_BANKS = {"working": WORKING_BANK, "session": SESSION_BANK, "long_term": LONG_TERM_BANK}
 """The bank each enabled layer of an agent uses."""
 MAX_AGENT_ID = 200
@@ -200,7 +204,7 @@ def define_agent(ctx: Context, agent: Agent) -> Agent:
             "edit the file, or give this agent another id"
         )
     stored = agent.model_copy(update={"source": "defined"})
-    bank = layer_bank(ctx, AGENTS_BANK, "general", "Agents defined through the Python API.")
+    bank = layer_bank(ctx, AGENTS_BANK)
     earlier = rows(ctx, bank, EntryFilter.key(agent.id))
     content = json.dumps(stored.model_dump(mode="json"), ensure_ascii=False)
     append(ctx, bank, [EntryIn(key=agent.id, content=content)])

@@ -33,7 +33,14 @@ from memory.layers.memories import (
     normalise_tags,
 )
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import append, existing_bank, layer_bank, rows
+from memory.layers.storage import (
+    LAYER_BANKS,
+    LONG_TERM_BANK,
+    append,
+    existing_bank,
+    layer_bank,
+    rows,
+)
 from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
@@ -43,9 +50,9 @@ from memory.validation import check_text
 if TYPE_CHECKING:
     from memory.context import Context
 
-LONG_TERM_BANK = "long-term-memory"
-"""Name of the account's bank that holds every user's long-term memories."""
-BANK_MODE = "fast"
+__all__ = ["LONG_TERM_BANK"]
+
+BANK_MODE = LAYER_BANKS[LONG_TERM_BANK].mode
 """The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
 chunk and one vector."""
 MAX_RECALL = 1000
@@ -61,14 +68,8 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
         InvalidInput: a bank of that name exists but is not a general bank.
     """
     if not create:
-        return existing_bank(ctx, LONG_TERM_BANK, "general")
-    return layer_bank(
-        ctx,
-        LONG_TERM_BANK,
-        "general",
-        "Long-term agent memories: key = user id (membank memory ...)",
-        mode=BANK_MODE,
-    )
+        return existing_bank(ctx, LONG_TERM_BANK, LAYER_BANKS[LONG_TERM_BANK].type)
+    return layer_bank(ctx, LONG_TERM_BANK)
 
 
 def remember(

@@ -97,9 +97,7 @@ def _check_ids(user: str, agent: str) -> None:
 
 def session_bank(ctx: Context) -> Bank:
     """Return the account's session-memory bank (made on first use)."""
-    return layer_bank(
-        ctx, SESSION_BANK, "general", "Session memory: one rolling summary per user x agent."
-    )
+    return layer_bank(ctx, SESSION_BANK)
 
 
 def _records(ctx: Context, bank: Bank, user: str, agent: str) -> list[SessionSummary]:

@@ -104,9 +104,7 @@ def conversation_key(
 
 def working_bank(ctx: Context) -> Bank:
     """Return the account's working-memory bank (made on first use)."""
-    return layer_bank(
-        ctx, WORKING_BANK, "conversation", "Working memory: the turns of agents' conversations."
-    )
+    return layer_bank(ctx, WORKING_BANK)
 
 
 def add_turns(
