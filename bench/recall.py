@@ -30,6 +30,7 @@ import pyarrow as pa
 from memory.context import Context
 from memory.layers import longterm
 from memory.providers.embed import HashingEmbedder
+from memory.store import filters
 from memory.store.lance import LanceStore
 from memory.store.schema import ENTRY_COLUMNS
 from memory.testing import hashing_embedder
@@ -124,7 +125,7 @@ def main() -> None:
 
     def raw(user: str, agent: str | None, query: str) -> int:
         vector = embedder.embed([query])[0]
-        where = longterm.visible(user, agent)
+        where = filters.where_of(longterm.visible(user, agent)) or ""
         search = table.search(vector, query_type="vector").distance_type("cosine")
         result = search.where(where, prefilter=True).select(columns).limit(10).to_arrow()
         return int(result.num_rows)

@@ -1,5 +1,5 @@
 """Session-summary merging (deployment `membank-session-merge/merge`): one retried task over
-`memory.layers.session.merge_conversation`, and the trigger that starts the deployment.
+`memory.ops.agents.merge_conversation`, and the trigger that starts the deployment.
 
 `end_conversation(..., trigger=deployment_trigger())` returns as soon as the run is
 scheduled (`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path.
@@ -15,12 +15,12 @@ from prefect.cache_policies import NO_CACHE
 from flows.compaction_sweep import LLM_TAG
 from flows.retry import transient
 from memory.context import open_context
-from memory.layers.session import (
+from memory.ops import agents
+from memory.ops.agents import (
     DEFAULT_SUMMARY_TOKENS,
     SessionMergeRequest,
     SessionMergeTrigger,
     SessionSummary,
-    merge_conversation,
 )
 
 FLOW_NAME = "membank-session-merge"
@@ -46,9 +46,14 @@ def merge_task(
 ) -> SessionSummary | None:
     """Merge one ended conversation into its user x agent summary; returns the summary."""
     ctx = open_context(data, account=account)
-    return merge_conversation(
-        ctx, user=user, agent=agent, conversation=conversation, max_tokens=max_tokens
+    request = SessionMergeRequest(
+        account=ctx.account,
+        user=user,
+        agent=agent,
+        conversation=conversation,
+        max_tokens=max_tokens,
     )
+    return agents.merge_conversation(ctx, request)
 
 
 @flow(name=FLOW_NAME, log_prints=True)

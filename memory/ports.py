@@ -275,6 +275,11 @@ class EntryStore(Protocol):
         """Return True when deleted rows still sit in the table's files (a prune is due)."""
         ...
 
+    def add_tags(self, bank_id: str, flt: EntryFilter, tags: Sequence[str]) -> int:
+        """Add `tags` to the entries `flt` matches, keeping everything else (an upgrade of
+        old rows by `membank maintain`); returns how many entries were rewritten."""
+        ...
+
     def delete_final(
         self,
         bank_id: str,

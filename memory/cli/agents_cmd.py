@@ -20,9 +20,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from memory.layers.agents import list_agents
+    from memory.ops import agents
 
-    found = list_agents(context(args))
+    found = agents.list_agents(context(args))
     if args.json:
         emit_json(found)
         return 0
@@ -41,9 +41,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from memory.layers.agents import get_agent
+    from memory.ops import agents
 
-    agent = get_agent(context(args), args.agent)
+    agent = agents.show_agent(context(args), agents.AgentRequest(agent=args.agent))
     if args.json:
         emit_json(agent)
         return 0

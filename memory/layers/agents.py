@@ -15,26 +15,30 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memory import entries, purge
+from memory import purge
 from memory.config import configs_dir, read_yaml, user_configs_dir
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.layers import keys
 from memory.layers.config import AgentMemoryConfig, parse_memory_config
-from memory.layers.longterm import LONG_TERM_BANK
-from memory.layers.storage import existing_bank, layer_bank
+from memory.layers.storage import (
+    AGENTS_BANK,
+    LONG_TERM_BANK,
+    SESSION_BANK,
+    WORKING_BANK,
+    append,
+    existing_bank,
+    layer_bank,
+    rows,
+)
 from memory.models import Bank, EntryIn
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label, first_problem
 
 if TYPE_CHECKING:
     from memory.context import Context
 
-AGENTS_BANK = "membank-agents"
-"""The general bank holding agents defined through `define_agent` (one entry per agent)."""
-WORKING_BANK = "working-memory"
-"""The conversation bank of working memory (every agent's, keyed by conversation id)."""
-SESSION_BANK = "session-memory"
-"""The general bank of session memory (one rolling summary per user x agent)."""
+__all__ = ["AGENTS_BANK", "LONG_TERM_BANK", "SESSION_BANK", "WORKING_BANK"]
+
 LAYER_BANKS = {"working": WORKING_BANK, "session": SESSION_BANK, "long_term": LONG_TERM_BANK}
 """The bank each enabled layer of an agent uses."""
 MAX_AGENT_ID = 200
@@ -154,7 +158,7 @@ def _defined(ctx: Context) -> dict[str, Agent]:
     if bank is None:
         return {}
     found: dict[str, Agent] = {}
-    for entry in entries.read(ctx, bank):  # oldest first: a redefinition wins
+    for entry in rows(ctx, bank, EntryFilter()):  # oldest first: a redefinition wins
         found[entry.key] = Agent.model_validate_json(entry.content)
     return found
 
@@ -200,13 +204,12 @@ def define_agent(ctx: Context, agent: Agent) -> Agent:
             "edit the file, or give this agent another id"
         )
     stored = agent.model_copy(update={"source": "defined"})
-    bank = layer_bank(ctx, AGENTS_BANK, "general", "Agents defined through the Python API.")
-    earlier = entries.read(ctx, bank, filters.equals("key", agent.id))
+    bank = layer_bank(ctx, AGENTS_BANK)
+    earlier = rows(ctx, bank, EntryFilter.key(agent.id))
     content = json.dumps(stored.model_dump(mode="json"), ensure_ascii=False)
-    entries.write(ctx, bank, [EntryIn(key=agent.id, content=content)])
+    append(ctx, bank, [EntryIn(key=agent.id, content=content)])
     if earlier:  # the new record is stored first: a crash here leaves the newer one winning
-        ids = [entry.id for entry in earlier]
-        purge.delete_for_good(ctx, bank, filters.one_of("entry_id", ids))
+        purge.delete_final(ctx, bank, EntryFilter.of_ids([entry.id for entry in earlier]))
     return stored
 
 
@@ -216,5 +219,5 @@ def remove_agent(ctx: Context, agent_id: str) -> Agent:
     found = _defined(ctx).get(agent_id) if bank is not None else None
     if bank is None or found is None:
         raise NotFound(f"no agent {agent_id!r} defined through the Python API")
-    purge.delete_for_good(ctx, bank, filters.equals("key", agent_id))
+    purge.delete_final(ctx, bank, EntryFilter.key(agent_id))
     return found

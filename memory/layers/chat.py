@@ -34,8 +34,6 @@ from memory import prompts
 from memory.layers import preload, session, tools, working
 from memory.layers.agents import Agent
 from memory.layers.memories import check_user
-from memory.layers.turns import ToolCall as TurnCall
-from memory.layers.turns import Turn
 from memory.providers.labels import describe
 from memory.providers.toolchat import ChatMessage, ToolCall
 
@@ -144,7 +142,7 @@ class Chat:
             answer = self.assistant.reply(messages, schemas)
             messages.append(answer)
             if not answer.tool_calls:
-                reply = answer.content or ""
+                reply = answer.content
                 break
             for call in answer.tool_calls:
                 result = self._run(call, enabled=long_term is not None)
@@ -185,13 +183,12 @@ class Chat:
         if work is None:
             return list(self.history), 0
         handed = working.context(self.ctx, self.key, max_tokens=work.max_tokens)
-        return [_message(turn) for turn in handed.messages], len(handed.summarized_ids)
+        return list(handed.messages), len(handed.summarized_ids)
 
     def _keep(self, new: list[ChatMessage], *, stored: bool) -> None:
         """Keep this turn's messages: in working memory when it is on, else in `history`."""
         if stored:
-            turns = [_turn(message) for message in new]
-            working.add_turns(self.ctx, self.key, turns, user=self.user, agent=self.agent.id)
+            working.add_turns(self.ctx, self.key, new, user=self.user, agent=self.agent.id)
         else:
             self.history += new
 
@@ -211,28 +208,6 @@ class Chat:
         else:
             parts.append("Long-term memory is off for this agent: you have no memory tools.")
         return prompts.render("chat_system", agent=self.agent.id, memories="\n\n".join(parts))
-
-
-def _turn(message: ChatMessage) -> Turn:
-    """Return a chat message as a working-memory turn."""
-    calls = [TurnCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls]
-    return Turn(
-        role=message.role,
-        content=message.content or "",
-        tool_calls=calls,
-        tool_call_id=message.tool_call_id,
-    )
-
-
-def _message(turn: Turn) -> ChatMessage:
-    """Return a working-memory turn as a chat message."""
-    calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in turn.tool_calls]
-    return ChatMessage(
-        role=turn.role,
-        content=turn.content or None,
-        tool_calls=calls,
-        tool_call_id=turn.tool_call_id,
-    )
 
 
 # the assistants ----------------------------------------------------------------------------
@@ -282,7 +257,7 @@ class RuleBasedAssistant:
         last = messages[-1]
         if last.role == "tool":
             return ChatMessage(role="assistant", content=_answer(last.content or "{}"))
-        text = last.content or ""
+        text = last.content
         if not schemas:
             return ChatMessage(
                 role="assistant", content="I have no long-term memory: it is off for this agent."

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.layers import session
-from memory.layers.agents import SESSION_BANK
+from memory.layers import identity, session
+from memory.layers.agents import SESSION_BANK, WORKING_BANK
+from memory.layers.storage import rows
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -20,7 +22,25 @@ def problems(ctx: Context, bank: Bank) -> list[str]:
 
 
 def repair(ctx: Context, bank: Bank) -> list[str]:
-    """Repair what `problems` finds; returns what was wrong."""
+    """Repair what `problems` finds and tag old rows with their identity; returns what was
+    wrong."""
+    found: list[str] = []
     if bank.name == SESSION_BANK and bank.type == "general":
-        return session.repair_duplicates(ctx, bank)
-    return []
+        found += session.repair_duplicates(ctx, bank)
+    if (bank.name, bank.type) in ((SESSION_BANK, "general"), (WORKING_BANK, "conversation")):
+        found += tag_legacy_rows(ctx, bank)
+    return found
+
+
+def tag_legacy_rows(ctx: Context, bank: Bank) -> list[str]:
+    """Give the rows written before identity tags existed their `user:`/`agent:` tags (from
+    their metadata), so a user's wipe selects them by filter; returns what was repaired.
+    Reads every row of the bank once; after it the wipe's fallback
+    (`identity.legacy_rows_of`) finds nothing."""
+    groups = identity.legacy_tag_sets(rows(ctx, bank, EntryFilter()))
+    tagged = sum(
+        ctx.store.add_tags(bank.id, EntryFilter.of_ids(ids), tags) for tags, ids in groups.items()
+    )
+    if not tagged:
+        return []
+    return [f"{tagged} layer rows written before identity tags now carry their user's tag"]

@@ -48,13 +48,33 @@ def is_identity_tag(tag: str) -> bool:
     return ":" in tag
 
 
-def legacy_rows_of(every: Iterable[Entry], user: str) -> list[Entry]:
-    """Return the rows written before identity tags existed (no `user:` tag) whose metadata
-    names `user`: a wipe must still find them. Only a wipe reads every row for this; once
-    no untagged row is left the result is always empty."""
+def untagged(every: Iterable[Entry]) -> list[Entry]:
+    """Return the rows written before identity tags existed: no `user:` tag, their user only
+    in metadata (compaction summaries, which record no user, are not among them)."""
     return [
         entry
         for entry in every
         if not any(tag.startswith(USER_PREFIX) for tag in entry.tags)
-        and entry.metadata.get("user") == user
+        and isinstance(entry.metadata.get("user"), str)
     ]
+
+
+def legacy_rows_of(every: Iterable[Entry], user: str) -> list[Entry]:
+    """Return the untagged rows (`untagged`) whose metadata names `user`: the wipe's
+    fallback, the one place a wipe reads every row and their metadata.
+
+    Needed only until `membank maintain` ran on the layer banks: it tags every such row
+    (`tag_legacy_rows`), after which this is always empty.
+    """
+    return [entry for entry in untagged(every) if entry.metadata.get("user") == user]
+
+
+def legacy_tag_sets(every: Iterable[Entry]) -> dict[tuple[str, ...], list[str]]:
+    """Return the ids of the untagged rows grouped by the identity tags each should carry
+    (from its metadata's user and agent)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for entry in untagged(every):
+        agent = entry.metadata.get("agent")
+        tags = identity_tags(entry.metadata["user"], agent if isinstance(agent, str) else None)
+        groups.setdefault(tuple(tags), []).append(entry.id)
+    return groups

@@ -33,21 +33,26 @@ from memory.layers.memories import (
     normalise_tags,
 )
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank
+from memory.layers.storage import (
+    LAYER_BANKS,
+    LONG_TERM_BANK,
+    append,
+    existing_bank,
+    layer_bank,
+    rows,
+)
 from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
-from memory.store import filters
-from memory.store.schema import ENTRY_COLUMNS
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_text
 
 if TYPE_CHECKING:
     from memory.context import Context
 
-LONG_TERM_BANK = "long-term-memory"
-"""Name of the account's bank that holds every user's long-term memories."""
-BANK_MODE = "fast"
+__all__ = ["LONG_TERM_BANK"]
+
+BANK_MODE = LAYER_BANKS[LONG_TERM_BANK].mode
 """The bank's mode: its chunk size (256 tokens) is the largest memory, so one memory is one
 chunk and one vector."""
 MAX_RECALL = 1000
@@ -63,14 +68,8 @@ def memory_bank(ctx: Context, *, create: bool = False) -> Bank | None:
         InvalidInput: a bank of that name exists but is not a general bank.
     """
     if not create:
-        return existing_bank(ctx, LONG_TERM_BANK, "general")
-    return layer_bank(
-        ctx,
-        LONG_TERM_BANK,
-        "general",
-        "Long-term agent memories: key = user id (membank memory ...)",
-        mode=BANK_MODE,
-    )
+        return existing_bank(ctx, LONG_TERM_BANK, LAYER_BANKS[LONG_TERM_BANK].type)
+    return layer_bank(ctx, LONG_TERM_BANK)
 
 
 def remember(
@@ -109,9 +108,7 @@ def remember(
     marker = USER_WIDE if where == "user" else agent_tag(agent or "")
     bank = memory_bank(ctx, create=True)
     assert bank is not None  # made when missing
-    same = _entries(
-        ctx, bank, user, filters.conjoin(_has(marker), filters.equals("content", content))
-    )
+    same = rows(ctx, bank, EntryFilter(keys=(user,), tags=(marker,), content=content))
     if same:
         return as_memory(same[0])
     item = EntryIn(
@@ -121,7 +118,7 @@ def remember(
         tags=[*words, marker],
         metadata={"agent": agent, "scope": where},
     )
-    (entry,) = entries.write(ctx, bank, [item])
+    (entry,) = append(ctx, bank, [item])
     return as_memory(entry)
 
 
@@ -160,18 +157,12 @@ def recall(
     if bank is None:
         return []
     vector = ctx.embedder(banks.mode_of(bank)).embed([query])[0]
-    rows = ctx.store.search(
-        bank.id,
-        method="vector",
-        vector=vector,
-        text=None,
-        where=visible(user, agent),
-        limit=k,
-        columns=ENTRY_COLUMNS,
+    found = ctx.store.search(
+        bank.id, method="vector", vector=vector, text=None, flt=visible(user, agent), limit=k
     ).to_pylist()
     return [
         RecalledMemory(memory=as_memory(entries.entry_from_row(bank.id, row)), score=row["_score"])
-        for row in best_per_entry(rows)[:k]
+        for row in best_per_entry(found)[:k]
     ]
 
 
@@ -182,7 +173,7 @@ def memories(ctx: Context, *, user: str, agent: str | None = None) -> list[Memor
     bank = memory_bank(ctx)
     if bank is None:
         return []
-    return [as_memory(entry) for entry in _entries(ctx, bank, user, _visibility(agent))]
+    return [as_memory(entry) for entry in rows(ctx, bank, visible(user, agent))]
 
 
 def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None) -> Memory:
@@ -205,16 +196,8 @@ def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None)
     check_agent(agent)
     check_text("memory id", memory_id)
     bank = memory_bank(ctx)
-    found = (
-        []
-        if bank is None
-        else _entries(
-            ctx,
-            bank,
-            user,
-            filters.conjoin(filters.equals("entry_id", memory_id), _visibility(agent)),
-        )
-    )
+    which = visible(user, agent).and_(ids=(memory_id,))
+    found = [] if bank is None else rows(ctx, bank, which)
     if bank is None or not found:
         raise NotFound(
             f"no memory {memory_id!r} of user {user!r}"
@@ -225,32 +208,22 @@ def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None)
     return as_memory(found[0])
 
 
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
-    """Delete every long-term memory of `user` for good; returns the table's receipt line."""
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
+    """Delete every long-term memory of `user` for good (one filtered final deletion by the
+    user's key, which every memory has had: `legacy` changes nothing); returns the table's
+    receipt line."""
     check_user(user)
     bank = memory_bank(ctx)
     if bank is None:
         return []
+    del legacy
     return wipe_rows(ctx, bank, "long_term", EntryFilter.key(user))
 
 
-def visible(user: str, agent: str | None) -> str:
-    """Return the storage filter of the memories of `user` that `agent` may see."""
-    return filters.conjoin(filters.equals("key", user), _visibility(agent)) or ""
-
-
-def _visibility(agent: str | None) -> str | None:
-    if agent is None:
-        return None
-    return f"{_has(USER_WIDE)} OR {_has(agent_tag(agent))}"
-
-
-def _has(tag: str) -> str:
-    return f"array_has(tags, {filters.literal(tag)})"
-
-
-def _entries(ctx: Context, bank: Bank, user: str, where: str | None) -> list[Entry]:
-    return entries.read(ctx, bank, filters.conjoin(filters.equals("key", user), where))
+def visible(user: str, agent: str | None) -> EntryFilter:
+    """Return the filter of the memories of `user` that `agent` may see (None: all)."""
+    seen_by = () if agent is None else (USER_WIDE, agent_tag(agent))
+    return EntryFilter(keys=(user,), any_tag=seen_by)
 
 
 def as_memory(entry: Entry) -> Memory:

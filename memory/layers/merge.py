@@ -14,7 +14,7 @@ from memory.compaction.plan import SUMMARY_SLACK
 from memory.compaction.summarizer import check_summary
 from memory.errors import InvalidInput, ProviderError
 from memory.ports import Completer
-from memory.providers.tokens import count_tokens, decode, encode
+from memory.providers.tokens import count_tokens, truncate
 
 TokenCounter = Callable[[str], int]
 
@@ -100,15 +100,7 @@ def merge_session(
         reply = completer.complete(prompt)
     except OSError as exc:  # a timeout or connection error the completer did not wrap
         raise ProviderError(f"the session summarizer failed: {exc}") from exc
-    summary = _fit(check_summary(reply, max_tokens, slack=SUMMARY_SLACK), max_tokens, token_counter)
+    summary = truncate(
+        check_summary(reply, max_tokens, slack=SUMMARY_SLACK), max_tokens, count=token_counter
+    )
     return MergeResult(summary, covered | frozenset(merged), merged)
-
-
-def _fit(text: str, max_tokens: int, counter: TokenCounter) -> str:
-    """Return `text` cut to `max_tokens` (a model may overrun its budget a little)."""
-    if counter(text) <= max_tokens:
-        return text
-    cut = decode(encode(text)[: max_tokens - 1]).rstrip()
-    while cut and counter(cut + "…") > max_tokens:
-        cut = cut[:-1]
-    return cut + "…"

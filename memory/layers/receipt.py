@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from memory import purge
-from memory.store.filters import where_of
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ class TableWipe(BaseModel):
     table: str
     """The table (or bank id) the rows were removed from."""
     rows_removed: int
-    """How many rows of the user the wipe deleted."""
+    """How many rows (entries) of the user the wipe deleted."""
     version_after: int | None
     """The table's version after the wipe and its prune (None: the table does not exist)."""
 
@@ -39,10 +38,9 @@ def wipe_rows(ctx: Context, bank: Bank, layer: Layer, which: EntryFilter) -> lis
     due, so a wipe run again completes. The bank's summary counter is rederived, so
     `verify` is clean straight after.
     """
-    where = None if which.matches_nothing else where_of(which)
-    removed = ctx.store.count(bank.id, where) if where else 0
-    if where and removed:
-        purge.delete_for_good(ctx, bank, where)
+    removed = ctx.store.count_entries(bank.id, which)
+    if removed:
+        purge.delete_final(ctx, bank, which)
         purge.record_summary_count(ctx, bank)
     else:
         purge.finish(ctx, bank)

@@ -22,19 +22,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory import entries, purge
+from memory import purge
 from memory.compaction.summarizer import completer_for, summarizer_label
 from memory.errors import StorageError
 from memory.layers import identity, working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
 from memory.layers.merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank, rows
+from memory.layers.storage import append, existing_bank, layer_bank, rows
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
-from memory.store.filters import where_of
-from memory.store.locks import partition_lock
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
@@ -56,6 +54,8 @@ class SessionMergeRequest(BaseModel):
     agent: str
     conversation: str
     """The conversation's working-memory key."""
+    max_tokens: int = DEFAULT_SUMMARY_TOKENS
+    """The most tokens the merged summary may take."""
 
 
 class SessionMergeTrigger(Protocol):
@@ -97,9 +97,7 @@ def _check_ids(user: str, agent: str) -> None:
 
 def session_bank(ctx: Context) -> Bank:
     """Return the account's session-memory bank (made on first use)."""
-    return layer_bank(
-        ctx, SESSION_BANK, "general", "Session memory: one rolling summary per user x agent."
-    )
+    return layer_bank(ctx, SESSION_BANK)
 
 
 def _records(ctx: Context, bank: Bank, user: str, agent: str) -> list[SessionSummary]:
@@ -274,7 +272,7 @@ def _merge_locked(
         tags=identity.identity_tags(user, agent),
         metadata=metadata,
     )
-    [written] = entries.write(ctx, bank, [item])
+    [written] = append(ctx, bank, [item])
     # the new version is stored first: a crash here leaves it winning, and the next merge
     # (or `membank maintain`) deletes the older ones
     _delete(ctx, bank, earlier)
@@ -287,9 +285,7 @@ def _keep_newest(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> N
 
 def _delete(ctx: Context, bank: Bank, found: Sequence[SessionSummary]) -> None:
     if found:
-        where = where_of(EntryFilter.of_ids([s.id for s in found]))
-        assert where is not None  # a filter of ids always has a predicate
-        purge.delete_for_good(ctx, bank, where)
+        purge.delete_final(ctx, bank, EntryFilter.of_ids([s.id for s in found]))
 
 
 def duplicate_problems(ctx: Context, bank: Bank) -> list[str]:
@@ -317,18 +313,21 @@ def repair_duplicates(ctx: Context, bank: Bank) -> list[str]:
     return wrong
 
 
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
-    """Delete every session summary of `user` (with any agent), for good.
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
+    """Delete every session summary of `user` (with any agent), for good: one filtered
+    final deletion by the user's tag; with `legacy`, also the summaries written before
+    identity tags existed (a read of every row: needed only until `membank maintain`
+    tagged them).
 
     `memory.layers.wipe` runs it under the user's lock (`user_lock`), with the other layers.
     """
     bank = existing_bank(ctx, SESSION_BANK)
     if bank is None:
         return []
-    legacy = identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)
-    which = EntryFilter(
-        any_of=(identity.rows_of_user(user), EntryFilter.of_ids([e.id for e in legacy]))
-    )
+    which = identity.rows_of_user(user)
+    if legacy:
+        old = identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)
+        which = EntryFilter(any_of=(which, EntryFilter.of_ids([e.id for e in old])))
     return wipe_rows(ctx, bank, "session", which)
 
 
@@ -337,5 +336,5 @@ def user_lock(ctx: Context, user: str, *, timeout: float | None) -> Iterator[boo
     """Hold `user`'s agent-memory lock (merges and the wipe take it); yields False when not
     acquired within `timeout` (None: wait as long as it takes)."""
     scope = f"agent-layers:{ctx.account}"
-    with partition_lock(ctx.store.uri, scope, user, timeout=timeout) as held:
+    with ctx.store.partition_lock(scope, user, timeout=timeout) as held:
         yield held

@@ -1,34 +1,67 @@
 """The banks the agent layers keep their rows in, made on first use in the context's account.
 
-`layer_bank` is the one get-or-create of a layer bank (working, session, long-term memory
-and the agents bank); layer banks are never compacted (`check_no_thresholds`).
+`LAYER_BANKS` describes each of them (working, session, long-term memory and the agents
+bank: name, type, description, mode); `layer_bank` is the one get-or-create of any of them
+and `existing_bank` the one look-up. Layer banks are never compacted (`check_no_thresholds`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory import banks, entries
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
-from memory.store.filters import where_of
+from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry, EntryIn
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
 
 LAYER_MODE = "fast"
-"""Embedding mode of the layer banks (their rows are read by key, rarely searched)."""
-LAYER_BANK_NAMES = frozenset(
-    {"working-memory", "session-memory", "long-term-memory", "membank-agents"}
-)
-"""The banks the agent layers own (`memory.layers.agents` names them)."""
+"""Embedding mode of the layer banks (their rows are read by key, rarely searched; its
+256-token chunk is the largest long-term memory, so one memory is one chunk)."""
+WORKING_BANK = "working-memory"
+"""The conversation bank of working memory (every agent's, keyed by conversation id)."""
+SESSION_BANK = "session-memory"
+"""The general bank of session memory (one rolling summary per user x agent)."""
+LONG_TERM_BANK = "long-term-memory"
+"""The general bank that holds every user's long-term memories (keyed by user id)."""
+AGENTS_BANK = "membank-agents"
+"""The general bank holding agents defined through `define_agent` (one entry per agent)."""
 
 
-def layer_bank(
-    ctx: Context, name: str, bank_type: BankType, description: str, *, mode: str = LAYER_MODE
-) -> Bank:
-    """Return the account's layer bank `name`, creating it when missing.
+@dataclass(frozen=True)
+class LayerBank:
+    """How a layer bank is made on first use."""
+
+    name: str
+    type: BankType
+    description: str
+    mode: str = LAYER_MODE
+
+
+LAYER_BANKS: dict[str, LayerBank] = {
+    spec.name: spec
+    for spec in (
+        LayerBank(
+            WORKING_BANK, "conversation", "Working memory: the turns of agents' conversations."
+        ),
+        LayerBank(SESSION_BANK, "general", "Session memory: one rolling summary per user x agent."),
+        LayerBank(
+            LONG_TERM_BANK,
+            "general",
+            "Long-term agent memories: key = user id (membank memory ...)",
+        ),
+        LayerBank(AGENTS_BANK, "general", "Agents defined through the Python API."),
+    )
+}
+"""Every bank the agent layers own, by name."""
+LAYER_BANK_NAMES = frozenset(LAYER_BANKS)
+
+
+def layer_bank(ctx: Context, name: str) -> Bank:
+    """Return the account's layer bank `name` (one of `LAYER_BANKS`), creating it when missing.
 
     Made with indefinite retention and no compaction thresholds. Two processes creating it
     at once both end with the one bank (a lost name claim reads the winner's).
@@ -36,11 +69,16 @@ def layer_bank(
     Raises:
         InvalidInput: a bank of that name exists with another type.
     """
-    bank = existing_bank(ctx, name, bank_type)
+    spec = LAYER_BANKS[name]
+    bank = existing_bank(ctx, name, spec.type)
     if bank is not None:
         return bank
     request = BankCreate(
-        name=name, type=bank_type, mode=mode, description=description, retention_days=None
+        name=name,
+        type=spec.type,
+        mode=spec.mode,
+        description=spec.description,
+        retention_days=None,
     )
     try:
         return banks.create(ctx, request)
@@ -85,6 +123,15 @@ def check_no_thresholds(bank: Bank, request: BankUpdate) -> None:
 
 def rows(ctx: Context, bank: Bank, which: EntryFilter) -> list[Entry]:
     """Return the entries of `bank` that `which` selects, oldest first."""
-    if which.matches_nothing:
-        return []
-    return entries.read(ctx, bank, where_of(which))
+    return ctx.store.entries(bank.id, which)
+
+
+def append(ctx: Context, bank: Bank, items: list[EntryIn]) -> list[Entry]:
+    """Store `items` in one write, then compact the touched partitions that are over a
+    threshold (none on a layer bank, unless it was given thresholds before layer banks
+    refused them); returns the stored entries."""
+    from memory.compaction.bank import compact_if_over
+
+    written = entries.write(ctx, bank, items)
+    compact_if_over(ctx, bank, {entry.key for entry in written})
+    return written

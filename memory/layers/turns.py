@@ -12,62 +12,31 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory.providers.tokens import count_tokens
+from memory.providers.toolchat import ChatMessage, Role, ToolCall
 
-Role = Literal["system", "user", "assistant", "tool"]
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "MIN_SUMMARY_TOKENS",
+    "ContextPlan",
+    "Role",
+    "ToolCall",
+    "Turn",
+    "Unit",
+    "group_units",
+    "plan_context",
+    "summary_budget_for",
+    "turn_tokens",
+]
 MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its text (role and separators), as providers count."""
 TokenCounter = Callable[[str], int]
 
 
-class ToolCall(BaseModel):
-    """One tool call an assistant turn makes (OpenAI style)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str = Field(min_length=1, max_length=200)
-    name: str = Field(min_length=1, max_length=200)
-    arguments: str = "{}"
-    """The call's arguments as JSON text."""
-
-
-class Turn(BaseModel):
-    """One message of a conversation, as handed to a model."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    role: Role
-    content: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    """For an assistant turn: the tools it calls (each answered by a `tool` turn)."""
-    tool_call_id: str | None = None
-    """For a tool turn: the id of the call it answers."""
-    name: str | None = None
-    """For a tool turn: the tool's name."""
-
-    @model_validator(mode="after")
-    def _check_shape(self) -> Turn:
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError(f"only assistant turns make tool calls, not {self.role!r} turns")
-        if len({call.id for call in self.tool_calls}) < len(self.tool_calls):
-            raise ValueError("two tool calls of one turn share an id: give each its own")
-        if self.role == "tool" and not self.tool_call_id:
-            raise ValueError("a tool turn needs the tool_call_id of the call it answers")
-        if self.role != "tool" and self.tool_call_id is not None:
-            raise ValueError("only tool turns carry a tool_call_id")
-        if not self.content.strip() and not self.tool_calls:
-            raise ValueError("the turn is empty: give it content (or tool calls)")
-        return self
-
-    def text(self) -> str:
-        """Return the turn as one line of text (for summaries and token counts)."""
-        calls = "; ".join(f"calls {c.name}({c.arguments})" for c in self.tool_calls)
-        parts = [self.content.strip(), calls]
-        return " ".join(part for part in parts if part)
+Turn = ChatMessage
+"""One message of a conversation, as handed to a model: the one chat message model
+(`memory.providers.toolchat.ChatMessage`), under the name working memory gives it."""
 
 
 def turn_tokens(turn: Turn, counter: TokenCounter = count_tokens) -> int:

@@ -5,13 +5,19 @@ rows from its tables and prunes them (no old table version keeps them), so no re
 (recall, search, load, stats, export) nor any table file holds them afterwards. `WIPERS`
 lists them; `wipe_user` runs each and returns one receipt. A wipe is idempotent: a wipe
 stopped part way (a crash, a full disk) is finished by running it again.
+
+Every layer selects the user's rows by filter (identity tags, the long-term key), with no
+full scan and no JSON parsing, except the fallback for rows written before identity tags
+existed (`legacy`, on by default): it reads the working and session banks whole. It is
+needed only until `membank maintain` ran on those banks, which tags such rows
+(`memory.layers.checks.tag_legacy_rows`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,7 +30,16 @@ from memory.purge import PrunePending
 if TYPE_CHECKING:
     from memory.context import Context
 
-Wiper = Callable[["Context", str], list[TableWipe]]
+
+class Wiper(Protocol):
+    """A layer's wiper: deletes the user's rows from its tables for good."""
+
+    __module__: str
+
+    def __call__(self, ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
+        """Return one receipt line per table wiped (`legacy`: also untagged old rows)."""
+        ...
+
 
 WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
 """Every layer's wiper, each one filtered final deletion of the user's rows. They run under
@@ -50,13 +65,17 @@ class WipeReceipt(BaseModel):
         return sum(table.rows_removed for table in self.tables)
 
 
-def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> WipeReceipt:
+def wipe_user(
+    ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS, legacy: bool = True
+) -> WipeReceipt:
     """Delete every trace of `user` in every layer, for good; returns the receipt.
 
     Args:
         ctx: the context (its account is the one wiped).
         user: the user id.
         wipers: the layers' wipers (default: all of them).
+        legacy: also find rows written before identity tags existed by their metadata (a
+            read of the working and session banks; not needed once `membank maintain` ran).
 
     Raises:
         InvalidInput: a blank, too long or multi-line user id.
@@ -69,7 +88,7 @@ def wipe_user(ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS) -> W
     with session.user_lock(ctx, user, timeout=None):
         for wiper in wipers:  # a layer that fails does not stop the others
             try:
-                tables += wiper(ctx, user)
+                tables += wiper(ctx, user, legacy=legacy)
             except StorageError as exc:
                 failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
     if failed:

@@ -22,7 +22,7 @@ from memory.errors import Conflict, InvalidInput
 from memory.layers import identity, keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
 from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import existing_bank, layer_bank, rows
+from memory.layers.storage import append, existing_bank, layer_bank, rows
 from memory.layers.turns import (
     MESSAGE_OVERHEAD,
     ToolCall,
@@ -33,7 +33,7 @@ from memory.layers.turns import (
 )
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
-from memory.providers.tokens import count_tokens, decode, encode
+from memory.providers.tokens import count_tokens, truncate
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label
 
@@ -104,9 +104,7 @@ def conversation_key(
 
 def working_bank(ctx: Context) -> Bank:
     """Return the account's working-memory bank (made on first use)."""
-    return layer_bank(
-        ctx, WORKING_BANK, "conversation", "Working memory: the turns of agents' conversations."
-    )
+    return layer_bank(ctx, WORKING_BANK)
 
 
 def add_turns(
@@ -128,7 +126,7 @@ def add_turns(
             "conversation its own id"
         )
     items = [_entry_in(conversation, turn, user=user, agent=agent) for turn in turns]
-    written = entries.write(ctx, bank, items)
+    written = append(ctx, bank, items)
     return [_stored(entry) for entry in written]
 
 
@@ -294,22 +292,15 @@ def _summary(completer: Completer, bank: Bank, covered: Sequence[StoredTurn], bu
     instructions = bank.model_copy(update={"compaction_prompt": template("working_summary")})
     asked = max(MIN_ASKED_TOKENS, text_budget)  # a tiny budget would refuse any summary
     text = summarize(completer, instructions, as_entries, asked, slack=SUMMARY_SLACK)
-    return SUMMARY_PREFIX + fit(text, text_budget)
+    return SUMMARY_PREFIX + truncate(text, text_budget)
 
 
-def fit(text: str, budget: int) -> str:
-    """Return `text` cut to at most `budget` tokens (a summary past its budget)."""
-    ids = encode(text)
-    if len(ids) <= budget:
-        return text
-    cut = decode(ids[: max(0, budget - 1)]).rstrip()
-    while cut and count_tokens(cut + "…") > budget:
-        cut = cut[:-1]
-    return cut + "…"
-
-
-def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
+def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe]:
     """Delete every turn (and compaction summary) of `user`'s conversations, for good.
+
+    The conversations are found by the user's tag; with `legacy`, also by the metadata of
+    rows written before identity tags existed (a read of every row: needed only until
+    `membank maintain` tagged them).
 
     Returns:
         One receipt line for the working-memory bank (none when the account has none).
@@ -318,5 +309,6 @@ def wipe_user(ctx: Context, user: str) -> list[TableWipe]:
     if bank is None:
         return []
     theirs = {e.key for e in rows(ctx, bank, identity.rows_of_user(user))}
-    theirs |= {e.key for e in identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)}
+    if legacy:
+        theirs |= {e.key for e in identity.legacy_rows_of(rows(ctx, bank, EntryFilter()), user)}
     return wipe_rows(ctx, bank, "working", EntryFilter(keys=tuple(sorted(theirs))))

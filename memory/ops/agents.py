@@ -1,6 +1,7 @@
-"""The agent-memory use cases: remember, recall, list, forget, end a conversation, wipe a
-user, and a chat's turns. Each takes a typed request and returns a typed result; the CLI,
-REST and MCP only translate to and from them.
+"""The agent-memory use cases: the agents registry, remember, recall, list, forget, end a
+conversation (and its merge), wipe a user, and a chat's turns. Each takes a typed request
+and returns a typed result; the CLI, REST, MCP and the session-merge flow only translate to
+and from them.
 """
 
 from __future__ import annotations
@@ -10,19 +11,39 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.errors import InvalidInput, NotFound
-from memory.layers import longterm, session, wipe
+from memory.layers import agents, longterm, session, wipe
 from memory.layers.agents import Agent, get_agent
 from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.session import SessionMergeRequest, SessionMergeTrigger, SessionSummary
+from memory.layers.session import (
+    DEFAULT_SUMMARY_TOKENS,
+    SessionMergeRequest,
+    SessionMergeTrigger,
+    SessionSummary,
+)
 from memory.layers.wipe import WipeReceipt
 
 if TYPE_CHECKING:
     from memory.context import Context
     from memory.layers.chat import Chat, ChatTurn
 
+__all__ = [
+    "DEFAULT_SUMMARY_TOKENS",
+    "Agent",
+    "SessionMergeRequest",
+    "SessionMergeTrigger",
+    "SessionSummary",
+    "WipeReceipt",
+]
+
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentRequest(_Request):
+    """One agent of the registry, by id."""
+
+    agent: str
 
 
 class RememberRequest(_Request):
@@ -125,6 +146,20 @@ def known_agent(ctx: Context, agent: str | None) -> Agent | None:
         raise InvalidInput(f"--agent: {exc}") from None
 
 
+def list_agents(ctx: Context) -> list[Agent]:
+    """Return every agent (shipped and user YAML files, defined ones), by id."""
+    return agents.list_agents(ctx)
+
+
+def show_agent(ctx: Context, request: AgentRequest) -> Agent:
+    """Return one agent.
+
+    Raises:
+        NotFound: no such agent (the message lists where agents come from).
+    """
+    return get_agent(ctx, request.agent)
+
+
 def remember(ctx: Context, request: RememberRequest) -> Memory:
     """Store a memory (the same text with the same visibility is stored once).
 
@@ -187,7 +222,11 @@ def merge_conversation(ctx: Context, request: SessionMergeRequest) -> SessionSum
     """Merge an ended conversation into the session summary now (the flow's and the REST
     job's work); returns the summary after it."""
     return session.merge_conversation(
-        ctx, user=request.user, agent=request.agent, conversation=request.conversation
+        ctx,
+        user=request.user,
+        agent=request.agent,
+        conversation=request.conversation,
+        max_tokens=request.max_tokens,
     )
 
 

@@ -9,6 +9,7 @@ words (most one-line prose): see `word_count`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from itertools import islice
@@ -80,6 +81,17 @@ def count_tokens(text: str) -> int:
     """Return the number of cl100k tokens in `text`, exactly `len(encode(text))`."""
     found = word_count(text)
     return len(encoding().encode_ordinary(text)) if found is None else found
+
+
+def truncate(text: str, budget: int, *, count: Callable[[str], int] = count_tokens) -> str:
+    """Return `text` cut to at most `budget` tokens by `count`, ending in "…" when cut (a
+    summary a model wrote a little past its budget)."""
+    if count(text) <= budget:
+        return text
+    cut = decode(encode(text)[: max(0, budget - 1)]).rstrip()
+    while cut and count(cut + "…") > budget:
+        cut = cut[:-1]
+    return cut + "…"
 
 
 def word_count(text: str) -> int | None:

@@ -1,42 +1,74 @@
-"""Chat messages with tool calls, as an agent loop sends them to a model and gets them back.
+"""The one chat message model: what an agent loop sends a model, gets back and keeps as
+working-memory turns (`memory.layers.turns.Turn` is this class).
 
-`Message` (memory.ports) is enough for summaries; an agent loop also needs the assistant's
-tool calls and the `tool` messages answering them, each tied to its call by id (providers
-reject a tool result whose call is missing).
+A message is system, user, assistant (maybe calling tools) or tool (answering one call, tied
+to it by id: providers reject a tool result whose call is missing). `memory.ports.Message`
+stays the plain prompt of a text completion (`Completer.complete`), which has no tools.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Role = Literal["system", "user", "assistant", "tool"]
 
 
 class ToolCall(BaseModel):
-    """One function call a model asked for; `arguments` is its JSON text, as sent."""
+    """One function call a model asked for (OpenAI style); `arguments` is its JSON text."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    name: str
-    arguments: str
+    id: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200)
+    arguments: str = "{}"
+    """The call's arguments as JSON text, as sent."""
 
 
 class ChatMessage(BaseModel):
-    """One message of a tool-using chat: system, user, assistant (maybe calling tools), tool."""
+    """One message of a tool-using chat (and one turn of a conversation in working memory)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str | None = None
+    role: Role
+    content: str = ""
+    """The text ("" for an assistant message that only calls tools; None is taken as "")."""
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    """The assistant's calls (assistant messages only)."""
+    """For an assistant message: the tools it calls (each answered by a `tool` message)."""
     tool_call_id: str | None = None
-    """The call a `tool` message answers."""
+    """For a tool message: the id of the call it answers."""
+    name: str | None = None
+    """For a tool message: the tool's name (kept in working memory; not sent)."""
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> ChatMessage:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"only assistant turns make tool calls, not {self.role!r} turns")
+        if len({call.id for call in self.tool_calls}) < len(self.tool_calls):
+            raise ValueError("two tool calls of one turn share an id: give each its own")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool turn needs the tool_call_id of the call it answers")
+        if self.role != "tool" and self.tool_call_id is not None:
+            raise ValueError("only tool turns carry a tool_call_id")
+        if not self.content.strip() and not self.tool_calls:
+            raise ValueError("the turn is empty: give it content (or tool calls)")
+        return self
+
+    def text(self) -> str:
+        """Return the message as one line of text (for summaries and token counts)."""
+        calls = "; ".join(f"calls {c.name}({c.arguments})" for c in self.tool_calls)
+        parts = [self.content.strip(), calls]
+        return " ".join(part for part in parts if part)
 
     def wire(self) -> dict[str, Any]:
         """Return the message in the OpenAI chat format litellm takes."""
-        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        message: dict[str, Any] = {"role": self.role, "content": self.content or None}
         if self.tool_calls:
             message["tool_calls"] = [
                 {

@@ -293,6 +293,35 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         self.add_rows(bank_id, kept)
         self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
 
+    def add_tags(self, bank_id: str, flt: EntryFilter, tags: Sequence[str]) -> int:
+        """Add `tags` to every entry `flt` matches (rows written before a layout stored them,
+        `membank maintain`); returns how many entries were rewritten.
+
+        Under the bank's lock, like `keep_one_copy`: one tagged copy of each chunk is
+        appended with a fresh `seq`, then the older copies are deleted and pruned (a crash in
+        between leaves two copies, which the next `maintain` keeps once). Ids, text, vectors
+        and index text are kept as they are.
+        """
+        table = self._entries(bank_id)
+        if table is None or flt.matches_nothing or not tags:
+            return 0
+        where = filters.where_of(flt) or "true"
+        with locks.bank_lock(self.uri, bank_id, timeout=None):
+            rows = self.scan(bank_id, columns=table.schema.names, where=where)
+            if rows.num_rows == 0:
+                return 0
+            kept, marker = duplicates.one_copy(rows)
+            tagged = [
+                list(dict.fromkeys([*(old or []), *tags])) for old in kept["tags"].to_pylist()
+            ]
+            field = kept.schema.field("tags")
+            kept = kept.set_column(
+                kept.schema.get_field_index("tags"), field, pa.array(tagged, field.type)
+            )
+            self.add_rows(bank_id, kept)
+            self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
+        return len(set(kept["entry_id"].to_pylist()))
+
     def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
         """Take the turns `predicate` matches out of the index text of the rows that carry
         them (`neighbours`), so deleting them next leaves no copy; one commit when any."""

@@ -79,7 +79,7 @@ def merge_killed_before_delete(
     def killed(*_args: object, **_kwargs: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
-    purge.delete_for_good = killed  # type: ignore[assignment]
+    purge.delete_final = killed  # type: ignore[assignment]
     ctx = Context(
         store=LanceStore(uri),
         account=account,
