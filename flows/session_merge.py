@@ -14,7 +14,6 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.compaction_sweep import LLM_TAG
 from flows.retry import transient
-from memory.context import open_context
 from memory.ops import agents
 from memory.ops.agents import (
     DEFAULT_SUMMARY_TOKENS,
@@ -22,6 +21,7 @@ from memory.ops.agents import (
     SessionMergeTrigger,
     SessionSummary,
 )
+from memory.wiring import open_context
 
 FLOW_NAME = "membank-session-merge"
 DEPLOYMENT = f"{FLOW_NAME}/merge"

@@ -54,12 +54,3 @@ class Context:
         from memory.wiring import completer_of
 
         return completer_of(self.settings)
-
-
-def open_context(
-    uri: str | None = None, *, account: str | None = None, settings: Settings | None = None
-) -> Context:
-    """Return a context built from settings (`memory.wiring.open_context`, where it lives)."""
-    from memory.wiring import open_context as wired
-
-    return wired(uri, account=account, settings=settings)
