@@ -62,6 +62,7 @@ class ScriptedProvider:
                 return script.embed(kwargs)
 
         self.content: Any = "ok"
+        self.tool_calls: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self.failures: list[BaseException] = []
         """Errors raised by the next calls, one each, before `error` or the reply."""
@@ -76,7 +77,9 @@ class ScriptedProvider:
             raise self.failures.pop(0)
         if self.error is not None:
             raise self.error
-        message = {"role": "assistant", "content": self.content}
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
         choice = {"index": 0, "finish_reason": "stop", "message": message}
         return self.litellm.ModelResponse(model=kwargs["model"], choices=[choice])
 
@@ -269,3 +272,13 @@ def test_tool_calls_retry_transient_errors_too(scripted: ScriptedProvider) -> No
         llm.complete_with_tools(f"{TEST_PROVIDER}/m", [message], [], retries=1, sleep=waits.append)
 
     assert (len(scripted.calls), len(waits)) == (2, 1)
+
+
+def test_a_bad_tool_call_from_the_model_is_a_provider_error(scripted: ScriptedProvider) -> None:
+    """Two calls with one id break the turn rules: the model failed, not the caller."""
+    call = {"id": "c1", "type": "function", "function": {"name": "recall", "arguments": "{}"}}
+    scripted.content = None
+    scripted.tool_calls = [call, call]
+
+    with pytest.raises(ProviderError, match="bad tool call"):
+        llm.complete_with_tools(f"{TEST_PROVIDER}/m", [ChatMessage(role="user", content="hi")], [])

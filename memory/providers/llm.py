@@ -16,13 +16,14 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from memory.errors import FormatRejected, InvalidInput, ModelRequestsBlocked, ProviderError
 from memory.ports import Message
 from memory.providers.labels import OFFLINE_PREFIX, describe, is_offline
 from memory.providers.toolchat import ChatMessage, ToolCall
 from memory.retry import RetryPolicy
+from memory.types.problems import one_line
 
 BLOCK_ENV = "MEMBANK_BLOCK_MODEL_REQUESTS"
 RETRY_WAIT_SECONDS = 0.5
@@ -338,12 +339,15 @@ def complete_with_tools(
         raise ProviderError(f"model {model!r} failed: {_cause(exc)}") from exc
     choices = getattr(response, "choices", None)
     message = getattr(choices[0], "message", None) if choices else None
-    calls = [
-        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
-        for call in getattr(message, "tool_calls", None) or []
-    ]
     content = getattr(message, "content", None)
     text = content.strip() if isinstance(content, str) and content.strip() else None
-    if text is None and not calls:
-        raise ProviderError(f"model {model!r} returned neither text nor tool calls")
-    return ChatMessage(role="assistant", content=text, tool_calls=calls)
+    try:
+        calls = [
+            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+            for call in getattr(message, "tool_calls", None) or []
+        ]
+        if text is None and not calls:
+            raise ProviderError(f"model {model!r} returned neither text nor tool calls")
+        return ChatMessage(role="assistant", content=text, tool_calls=calls)
+    except ValidationError as exc:  # the model's reply breaks a turn rule: its failure
+        raise ProviderError(f"model {model!r} returned a bad tool call: {one_line(exc)}") from exc
