@@ -127,8 +127,17 @@ class BankRegistry(Protocol):
         """Insert or replace a registry row as is (migrations and legacy fixtures)."""
         ...
 
-    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
-        """Return the raw registry rows of `account`, optionally filtered."""
+    def bank_rows(
+        self,
+        account: str,
+        where: str | None = None,
+        *,
+        bank_id: str | None = None,
+        name: str | None = None,
+        bank_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account`, optionally only those with this id,
+        name and/or type (`where`, a predicate string, is the old spelling)."""
         ...
 
     def all_bank_rows(self) -> list[dict[str, Any]]:
@@ -175,7 +184,15 @@ class EntryStore(Protocol):
         batch_bytes: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the matching entries as Arrow batches, one row per entry, only `fields`
-        (entry-level fields: `memory.store.schema.ENTRY_COLUMNS`), in storage order."""
+        under their entry names (`id`, `key`, ..., `chunk_count`, and `vectors`: the entry's
+        chunk vectors in chunk order; `memory.store.heads.ENTRY_FIELDS`), in storage order."""
+        ...
+
+    def entry_table(
+        self, bank_id: str, flt: EntryFilter | None = None, *, fields: Sequence[str] = ...
+    ) -> pa.Table:
+        """Return the matching entries as one Arrow table, one row per entry, only `fields`
+        under their entry names (as `entry_batches`, but not `vectors`), in one read."""
         ...
 
     def search(
