@@ -185,7 +185,7 @@ class EntryStore(Protocol):
     ) -> Iterator[pa.RecordBatch]:
         """Yield the matching entries as Arrow batches, one row per entry, only `fields`
         under their entry names (`id`, `key`, ..., `chunk_count`, and `vectors`: the entry's
-        chunk vectors in chunk order; `memory.store.heads.ENTRY_FIELDS`), in storage order."""
+        chunk vectors in chunk order; `memory.models.ENTRY_FIELDS`), in storage order."""
         ...
 
     def entry_table(
@@ -209,6 +209,23 @@ class EntryStore(Protocol):
     ) -> pa.Table:
         """Return up to `limit` chunk rows ranked by relevance (`_score`, higher is better)
         among the entries `flt` matches (`where` is the old spelling: pass `flt`)."""
+        ...
+
+    def search_chunks(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: Any,
+        text: str | None,
+        flt: EntryFilter | None = None,
+        limit: int,
+        fields: Sequence[str] = ...,
+    ) -> pa.Table:
+        """Return up to `limit` chunks ranked by relevance (`_score`, higher is better) among
+        the entries `flt` matches: one row per chunk, `fields` under their names (entry
+        fields, and `chunk`: its number in the entry, `chunk_text`, `carries`: the id of the
+        turn its full-text row carries; `memory.models.HIT_FIELDS` by default)."""
         ...
 
     def create_entries_table(self, bank_id: str, dims: int) -> None:

@@ -36,8 +36,8 @@ from memory.layers.receipt import TableWipe, wipe_rows
 from memory.layers.storage import existing_bank, layer_bank
 from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
-from memory.search import best_per_entry
 from memory.store import filters
+from memory.store.heads import best_chunk_rows
 from memory.store.schema import ENTRY_COLUMNS
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_text
@@ -171,7 +171,7 @@ def recall(
     ).to_pylist()
     return [
         RecalledMemory(memory=as_memory(entries.entry_from_row(bank.id, row)), score=row["_score"])
-        for row in best_per_entry(rows)[:k]
+        for row in best_chunk_rows(rows)[:k]
     ]
 
 

@@ -9,35 +9,33 @@ all its chunk rows, which one write stores next to each other.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
+from memory.models import ENTRY_FIELDS
 
 CHUNK = "chunk_index"
 VECTORS = "vectors"
 """The entry field of its chunk vectors (a list of vectors, one per chunk, in chunk order)."""
 COLUMN_OF = {"id": "entry_id"}
 """Entry field names that differ from their storage column (the others are the same)."""
-ENTRY_FIELDS = (
-    "id",
-    "key",
-    "speaker",
-    "role",
-    "memory_type",
-    "kind",
-    "chunk_count",
-    "content",
-    "tags",
-    "metadata",
-    "attachments",
-    "summary_of",
-    "created_at",
-    "token_count",
-)
-"""The entry-level fields `entry_batches` and `entry_table` can return (and VECTORS)."""
+CHUNK_COLUMN_OF = {"chunk": CHUNK, "chunk_text": "text", "carries": "context_id"}
+"""The storage columns of a search's chunk fields (`memory.models.CHUNK_FIELDS`)."""
+
+
+def hit_columns_of(fields: Sequence[str]) -> list[str]:
+    """Return the storage columns of a search's fields (entry and chunk fields).
+
+    Raises:
+        ValueError: a name is neither an entry-level nor a chunk field.
+    """
+    entry = [f for f in fields if f not in CHUNK_COLUMN_OF]
+    columns = dict(zip(entry, columns_of(entry), strict=True))
+    return [CHUNK_COLUMN_OF.get(f) or columns[f] for f in fields]
 
 
 def columns_of(fields: Sequence[str]) -> list[str]:
@@ -137,3 +135,13 @@ def _entry_batch(heads: pa.Table, vectors: pa.Array, fields: Sequence[str]) -> p
         for f in fields
     ]
     return pa.RecordBatch.from_arrays(columns, names=list(fields))
+
+
+def best_chunk_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return one chunk row per entry (its best-scoring chunk), by `_score` then entry id,
+    from rows of `LanceStore.search` (storage names; `memory.search.best_per_entry` is the
+    same over `search_chunks` rows)."""
+    best: dict[str, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get(CHUNK, 0))):
+        best.setdefault(row["entry_id"], row)
+    return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["entry_id"]))

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.models import Entry
+from memory.models import ENTRY_FIELDS, HIT_FIELDS, Entry
 from memory.ports import DeletionReceipt, PartitionSize
 from memory.store import (
     audit,
@@ -368,6 +368,35 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         )
         return queries.with_score(result)
 
+    def search_chunks(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: np.ndarray[Any, Any] | None,
+        text: str | None,
+        flt: EntryFilter | None = None,
+        limit: int,
+        fields: Sequence[str] = HIT_FIELDS,
+    ) -> pa.Table:
+        """Return up to `limit` chunks ranked by vector or full-text relevance among the
+        entries `flt` matches, one row per chunk with `fields` under their names (entry
+        fields, and `chunk`, `chunk_text`, `carries`: `heads.CHUNK_FIELDS`) and `_score`
+        (higher is better)."""
+        if flt is not None and flt.matches_nothing:
+            return pa.table({f: [] for f in [*fields, "_score"]})
+        columns = heads.hit_columns_of(fields)
+        found = self.search(
+            bank_id,
+            method=method,
+            vector=vector,
+            text=text,
+            where=filters.where_of(flt),
+            limit=limit,
+            columns=columns,
+        )
+        return found.rename_columns(dict(zip(columns, fields, strict=True)))
+
     # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
     def mark_deletion(self, bank_id: str, *, pending: bool) -> None:
@@ -445,12 +474,12 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         bank_id: str,
         flt: EntryFilter | None = None,
         *,
-        fields: Sequence[str] = heads.ENTRY_FIELDS,
+        fields: Sequence[str] = ENTRY_FIELDS,
         batch_size: int = 10_000,
         batch_bytes: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the entries `flt` matches as Arrow batches, one row per entry, in storage
-        order, with only `fields` under their entry names (`heads.ENTRY_FIELDS`, and
+        order, with only `fields` under their entry names (`ENTRY_FIELDS`, and
         `vectors`: the entry's chunk vectors in chunk order); streams whatever the size.
 
         Without a filter the first-chunk condition is applied here, in Arrow: it matches most
@@ -496,10 +525,10 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         bank_id: str,
         flt: EntryFilter | None = None,
         *,
-        fields: Sequence[str] = heads.ENTRY_FIELDS,
+        fields: Sequence[str] = ENTRY_FIELDS,
     ) -> pa.Table:
         """Return the entries `flt` matches as one Arrow table, one row per entry, with only
-        `fields` under their entry names (`heads.ENTRY_FIELDS`; not `vectors`).
+        `fields` under their entry names (`ENTRY_FIELDS`; not `vectors`).
 
         Read in one projected scan; without a filter the first-chunk condition is applied
         here, in Arrow (see `entry_batches`: reading a few small columns whole is faster).
@@ -513,7 +542,7 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             table = heads.first_chunks_of_table(self.scan(bank_id, columns=[*columns, heads.CHUNK]))
         else:
             table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
-        return table.rename_columns(list(fields))
+        return table.rename_columns(dict(zip(columns, fields, strict=True)))
 
     @contextmanager
     def partition_lock(
