@@ -408,7 +408,7 @@ def _words(text: str) -> set[str]:
 
 def carriers_after_their_turns(ranked: list[Row], query: str) -> list[Row]:
     """Return `ranked` with each turn that matches only through the turn it carries (its
-    `context_id`, another hit; none of the query's words in its own text) scored just below
+    `carries`, another hit; none of the query's words in its own text) scored just below
     that hit when it was above it.
 
     A reply's full-text row also holds the turn before it, so a short reply ("oh no") can
