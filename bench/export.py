@@ -67,10 +67,11 @@ if sys.argv[3] == "parquet":
     from memory.config import get_mode
     from memory.export import SCAN_BATCH, SCAN_BYTES
     from memory.export.parquet import SCAN_COLUMNS
+    from memory.store.heads import CHUNK, columns_of
     for _ in range(3):
         started = time.perf_counter()
         for _batch in ctx.store.scan_batches(
-            bank.id, columns=[*SCAN_COLUMNS, "chunk_index"],
+            bank.id, columns=[*columns_of(SCAN_COLUMNS), CHUNK],
             batch_size=SCAN_BATCH, batch_bytes=SCAN_BYTES,
         ):
             pass

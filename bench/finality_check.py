@@ -45,6 +45,7 @@ from memory import entries, retention
 from memory.context import Context
 from memory.models import Bank
 from memory.store import filters
+from memory.store.filters import where_of
 from memory.store.lance import entries_table_name
 from memory.store.schema import CONTEXT_SEPARATOR
 
@@ -104,7 +105,7 @@ def run(folder: Path, count: int, expired: float) -> dict[str, Any]:
     bank = build(ctx, count, days, neighbours=True)
     print(f"built {count:,} entries in {time.perf_counter() - started:.1f} s")
     table_dir = folder / f"{entries_table_name(bank.id)}.lance"
-    predicate = retention.plan_retention(bank, NOW).predicate()
+    predicate = where_of(retention.plan_retention(bank, NOW).entry_filter())
     assert predicate is not None
     table = ctx.store.entries_table(bank.id)
     assert table is not None

@@ -49,6 +49,7 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank, BankCreate
 from memory.store import filters
+from memory.store.filters import where_of
 from memory.store.lance import LanceStore
 from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR
 from memory.testing import HashingEmbedder
@@ -188,7 +189,7 @@ def run(folder: Path, entries: int, expired: float, neighbours: bool = False) ->
     bank_a = build(ctx_a, entries, days, neighbours=neighbours)
     bank_b = build(ctx_b, entries, days, neighbours=neighbours)
     print(f"built 2 x {entries:,} entries in {time.perf_counter() - started:.1f} s")
-    predicate = retention.plan_retention(bank_b, NOW).predicate()
+    predicate = where_of(retention.plan_retention(bank_b, NOW).entry_filter())
     assert predicate is not None
 
     started = time.perf_counter()

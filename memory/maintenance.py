@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from memory import banks, purge
 from memory.errors import MembankError
 from memory.models import Bank
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 COMPACTED_AT = "compacted_at"
 """Summary metadata key: when the compaction that wrote the summary ran (ISO 8601)."""
-SUMMARY_ROWS = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"))
+SUMMARIES = EntryFilter(kind="summary")
 
 
 class Counters(BaseModel):
@@ -76,7 +76,7 @@ class BankHealth(BaseModel):
 
 def derived_counters(ctx: Context, bank: Bank) -> Counters:
     """Return the counters as the bank's entries say they should be (one projected scan)."""
-    rows = ctx.store.scan(bank.id, columns=["metadata"], where=SUMMARY_ROWS)
+    rows = ctx.store.entry_table(bank.id, SUMMARIES, fields=["metadata"])
     made = [_compacted_at(text) for text in rows.column("metadata").to_pylist()]
     known = [when for when in made if when is not None]
     return Counters(summary_count=rows.num_rows, last_compaction_at=max(known, default=None))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,6 +19,7 @@ from memory.types.fields import (
     Threshold,
     UtcTime,
     WholeNumber,
+    as_utc,
     check_window,
 )
 
@@ -136,6 +139,54 @@ class Entry(Strict):
     earlier summary it folds in had replaced."""
     created_at: datetime
     token_count: int
+
+    @classmethod
+    def from_fields(cls, bank_id: str, row: Mapping[str, Any]) -> Entry:
+        """Return the entry of a row of its Arrow fields (`EntryStore.entry_batches`,
+        `search_chunks`: `metadata` and `attachments` as JSON text, `content` None for a
+        search's chunk row of a later chunk, whose `chunk_text` then stands in)."""
+        content = row.get("content")
+        return cls(
+            id=row["id"],
+            bank_id=bank_id,
+            key=row["key"],
+            content=content if content is not None else row["chunk_text"],
+            speaker=row.get("speaker"),
+            role=row.get("role"),
+            memory_type=row.get("memory_type"),
+            tags=list(row.get("tags") or []),
+            metadata=json.loads(row.get("metadata") or "{}"),
+            attachments=json.loads(row.get("attachments") or "[]"),
+            kind=row.get("kind") or "entry",
+            summary_of=list(row.get("summary_of") or []),
+            created_at=as_utc(row["created_at"]),
+            token_count=int(row["token_count"]),
+        )
+
+
+ENTRY_FIELDS = (
+    "id",
+    "key",
+    "speaker",
+    "role",
+    "memory_type",
+    "kind",
+    "chunk_count",
+    "content",
+    "tags",
+    "metadata",
+    "attachments",
+    "summary_of",
+    "created_at",
+    "token_count",
+)
+"""An entry's fields as the store hands them out in Arrow (`EntryStore.entry_batches`): the
+Entry's but bank_id, `metadata` and `attachments` as JSON text, plus how many chunks it has."""
+CHUNK_FIELDS = ("chunk", "chunk_text", "carries")
+"""Fields of one chunk a search finds besides its entry's: its number in the entry, its text,
+and the id of the turn its full-text row carries (None: none; `EntryStore.search_chunks`)."""
+HIT_FIELDS = (*ENTRY_FIELDS, "chunk", "chunk_text")
+"""What a search reads of each chunk it finds by default (and `_score`)."""
 
 
 class SearchQuery(Strict):

@@ -127,8 +127,17 @@ class BankRegistry(Protocol):
         """Insert or replace a registry row as is (migrations and legacy fixtures)."""
         ...
 
-    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
-        """Return the raw registry rows of `account`, optionally filtered."""
+    def bank_rows(
+        self,
+        account: str,
+        where: str | None = None,
+        *,
+        bank_id: str | None = None,
+        name: str | None = None,
+        bank_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account`, optionally only those with this id,
+        name and/or type (`where`, a predicate string, is the old spelling)."""
         ...
 
     def find_bank_rows(
@@ -186,7 +195,15 @@ class EntryStore(Protocol):
         batch_bytes: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Yield the matching entries as Arrow batches, one row per entry, only `fields`
-        (entry-level fields: `memory.store.schema.ENTRY_COLUMNS`), in storage order."""
+        under their entry names (`id`, `key`, ..., `chunk_count`, and `vectors`: the entry's
+        chunk vectors in chunk order; `memory.models.ENTRY_FIELDS`), in storage order."""
+        ...
+
+    def entry_table(
+        self, bank_id: str, flt: EntryFilter | None = None, *, fields: Sequence[str] = ...
+    ) -> pa.Table:
+        """Return the matching entries as one Arrow table, one row per entry, only `fields`
+        under their entry names (as `entry_batches`, but not `vectors`), in one read."""
         ...
 
     def search(
@@ -203,6 +220,23 @@ class EntryStore(Protocol):
     ) -> pa.Table:
         """Return up to `limit` chunk rows ranked by relevance (`_score`, higher is better)
         among the entries `flt` matches (`where` is the old spelling: pass `flt`)."""
+        ...
+
+    def search_chunks(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: Any,
+        text: str | None,
+        flt: EntryFilter | None = None,
+        limit: int,
+        fields: Sequence[str] = ...,
+    ) -> pa.Table:
+        """Return up to `limit` chunks ranked by relevance (`_score`, higher is better) among
+        the entries `flt` matches: one row per chunk, `fields` under their names (entry
+        fields, and `chunk`: its number in the entry, `chunk_text`, `carries`: the id of the
+        turn its full-text row carries; `memory.models.HIT_FIELDS` by default)."""
         ...
 
     def create_entries_table(self, bank_id: str, dims: int) -> None:

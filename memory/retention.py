@@ -21,7 +21,6 @@ from memory import maintenance, purge
 from memory.clock import days_before
 from memory.errors import MembankError
 from memory.models import Bank
-from memory.store import filters
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
@@ -38,11 +37,9 @@ class RetentionPlan:
     cutoff: datetime | None
     """None: the bank keeps entries indefinitely and is not touched."""
 
-    def predicate(self) -> str | None:
-        """Return the storage filter of the expired rows, or None for an indefinite bank."""
-        if self.cutoff is None:
-            return None
-        return f"created_at < {filters.timestamp_literal(self.cutoff)}"
+    def entry_filter(self) -> EntryFilter | None:
+        """Return the filter of the expired entries, or None for an indefinite bank."""
+        return None if self.cutoff is None else EntryFilter(until=self.cutoff)
 
 
 class ExpiredSummary(BaseModel):
@@ -137,18 +134,17 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     if provisioned and purge.finish(ctx, bank):
         maintenance.repair_counters(ctx, bank)  # the deletion may have removed summaries
         result = result.model_copy(update={"finished_pending": True})
-    expired = plan.predicate()
+    expired = plan.entry_filter()
     if expired is None:
         return result
     if not provisioned:  # no entries table: nothing was ever written
         return result.model_copy(update={"status": "nothing_expired"})
-    count = ctx.store.count(bank.id, filters.conjoin("chunk_index = 0", expired))
+    count = ctx.store.count_entries(bank.id, expired)
     if count == 0:
         return result.model_copy(update={"status": "nothing_expired"})
-    summary_rows = filters.conjoin("chunk_index = 0", filters.equals("kind", "summary"), expired)
-    summaries = ctx.store.count(bank.id, summary_rows)
+    summaries = ctx.store.count_entries(bank.id, expired.and_(kind="summary"))
     notes = expired_summaries(ctx, bank, plan.cutoff) if summaries and plan.cutoff else []
-    purge.delete_for_good(ctx, bank, expired)
+    purge.delete_final(ctx, bank, expired)
     if summaries:
         purge.record_summary_count(ctx, bank)
     return result.model_copy(

@@ -34,11 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from memory import banks, rerank, validation
 from memory.config import Mode
-from memory.entries import entry_from_row
 from memory.errors import InvalidInput
-from memory.models import Bank, SearchHit, SearchQuery
-from memory.store import filters
-from memory.store.schema import CONTEXT_COLUMN, ENTRY_COLUMNS
+from memory.models import HIT_FIELDS, Bank, Entry, SearchHit, SearchQuery
+from memory.types.entry_filter import EntryFilter
 from memory.types.fields import check_window
 
 if TYPE_CHECKING:
@@ -109,6 +107,7 @@ class Fetch:
 
 
 Row = dict[str, Any]
+"""One chunk a search found: its entry's fields, `chunk`, `chunk_text`, (`carries`), `_score`."""
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
@@ -160,7 +159,7 @@ def search(
     reorder = rerank.reranker_for(ctx.settings)
     wanted = query if reorder is None else query.model_copy(update={"k": rerank.depth(query.k)})
     mode = banks.mode_of(bank)
-    where = _where(wanted)
+    where = _filter_of(wanted)
     if wanted.method == "hybrid":
         top = _hybrid(ctx, bank, mode, wanted, where, fetch, calibration)
     else:
@@ -171,10 +170,10 @@ def search(
     _fill_content(ctx, bank, top)
     hits = [
         SearchHit(
-            entry=entry_from_row(bank.id, row),
+            entry=Entry.from_fields(bank.id, row),
             score=float(row["_score"]),
-            chunk_index=int(row["chunk_index"]),
-            chunk_text=row["text"],
+            chunk_index=int(row["chunk"]),
+            chunk_text=row["chunk_text"],
         )
         for row in top
     ]
@@ -186,7 +185,7 @@ def _hybrid(
     bank: Bank,
     mode: Mode,
     query: SearchQuery,
-    where: str | None,
+    where: EntryFilter,
     fetch: Fetch,
     calibration: Calibration,
 ) -> list[Row]:
@@ -211,7 +210,7 @@ def fuse(
     ctx: Context,
     bank: Bank,
     query: SearchQuery,
-    where: str | None,
+    where: EntryFilter,
     vectors: Half,
     texts: Half,
     vector: Any,
@@ -224,9 +223,9 @@ def fuse(
     entries (unless the half returned every match: then it has none there). Each entry
     keeps the row (best chunk) of the vector half.
     """
-    raw_vector = {row["entry_id"]: float(row["_score"]) for row in vectors.rows}
-    raw_text = {row["entry_id"]: float(row["_score"]) for row in texts.rows}
-    rows = {row["entry_id"]: row for row in texts.rows} | {r["entry_id"]: r for r in vectors.rows}
+    raw_vector = {row["id"]: float(row["_score"]) for row in vectors.rows}
+    raw_text = {row["id"]: float(row["_score"]) for row in texts.rows}
+    rows = {row["id"]: row for row in texts.rows} | {r["id"]: r for r in vectors.rows}
     missing_vector = [e for e in rows if e not in raw_vector]
     missing_text = [e for e in rows if e not in raw_text] if texts.bound is not None else []
     text_job = _pool().submit(_scores_of, ctx, bank, "fts", query, where, missing_text, rows, None)
@@ -254,7 +253,7 @@ def _scores_of(
     bank: Bank,
     method: str,
     query: SearchQuery,
-    where: str | None,
+    where: EntryFilter,
     entry_ids: Sequence[str],
     rows: dict[str, Row],
     vector: Any,
@@ -263,18 +262,18 @@ def _scores_of(
     matches there (a query restricted to those entries)."""
     if not entry_ids:
         return {}
-    restricted = filters.conjoin(where, filters.one_of("entry_id", list(entry_ids)))
+    restricted = where.and_(ids=tuple(entry_ids))
     limit = sum(int(rows[e].get("chunk_count") or 1) for e in entry_ids)
-    found = ctx.store.search(
+    found = ctx.store.search_chunks(
         bank.id,
         method=method,
         vector=vector,
         text=query.text,
-        where=restricted,
+        flt=restricted,
         limit=limit,
-        columns=["entry_id", "chunk_index"],
+        fields=["id", "chunk"],
     ).to_pylist()
-    return {row["entry_id"]: float(row["_score"]) for row in best_per_entry(found)}
+    return {row["id"]: float(row["_score"]) for row in best_per_entry(found)}
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -288,11 +287,15 @@ def _pool() -> ThreadPoolExecutor:
     return _POOLS[pid]
 
 
-def _where(query: SearchQuery) -> str | None:
-    """Return the storage filter of the query's key, tags, speaker and time window (the
+def _filter_of(query: SearchQuery) -> EntryFilter:
+    """Return the entry filter of the query's key, tags, speaker and time window (the
     labels were checked by `validation.check_filters`)."""
-    return filters.entry_filter(
-        key=query.key, tags=query.tags, speaker=query.speaker, since=query.since, until=query.until
+    return EntryFilter(
+        keys=None if query.key is None else (query.key,),
+        tags=tuple(query.tags),
+        speaker=query.speaker,
+        since=query.since,
+        until=query.until,
     )
 
 
@@ -302,7 +305,7 @@ def _ranked(
     mode: Mode,
     method: str,
     query: SearchQuery,
-    where: str | None,
+    where: EntryFilter,
     need: int,
     fetch: int,
     vector: Any = None,
@@ -321,14 +324,14 @@ def _ranked(
         vector = ctx.embedder(mode).embed([query.text])[0]
     limit = max(need * OVERFETCH, fetch)
     while True:
-        rows = ctx.store.search(
+        rows = ctx.store.search_chunks(
             bank.id,
             method=method,
             vector=vector,
             text=query.text,
-            where=where,
+            flt=where,
             limit=limit,
-            columns=[*ENTRY_COLUMNS, CONTEXT_COLUMN] if method == "fts" else ENTRY_COLUMNS,
+            fields=[*HIT_FIELDS, "carries"] if method == "fts" else HIT_FIELDS,
         ).to_pylist()
         ranked = best_per_entry(rows)
         if method == "fts":
@@ -405,7 +408,7 @@ def _words(text: str) -> set[str]:
 
 def carriers_after_their_turns(ranked: list[Row], query: str) -> list[Row]:
     """Return `ranked` with each turn that matches only through the turn it carries (its
-    `context_id`, another hit; none of the query's words in its own text) scored just below
+    `carries`, another hit; none of the query's words in its own text) scored just below
     that hit when it was above it.
 
     A reply's full-text row also holds the turn before it, so a short reply ("oh no") can
@@ -413,38 +416,39 @@ def carriers_after_their_turns(ranked: list[Row], query: str) -> list[Row]:
     answered), but after the turn it carries.
     """
     asked = _words(query)
-    score = {row["entry_id"]: float(row["_score"]) for row in ranked}
+    score = {row["id"]: float(row["_score"]) for row in ranked}
     changed = False
     for row in ranked:
-        carried = score.get(row.get(CONTEXT_COLUMN) or "")
-        if carried is None or asked & _words(str(row.get("text") or "")):
+        carried = score.get(row.get("carries") or "")
+        if carried is None or asked & _words(str(row.get("chunk_text") or "")):
             continue
         if float(row["_score"]) >= carried:
             row["_score"] = math.nextafter(carried, -math.inf)
-            score[row["entry_id"]] = row["_score"]
+            score[row["id"]] = row["_score"]
             changed = True
     if not changed:
         return ranked
-    return sorted(ranked, key=lambda r: (-float(r["_score"]), r["entry_id"]))
+    return sorted(ranked, key=lambda r: (-float(r["_score"]), r["id"]))
 
 
 def best_per_entry(rows: Sequence[Row]) -> list[Row]:
     """Return one row per entry (its best-scoring chunk), by score then entry id."""
     best: dict[str, Row] = {}
-    for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get("chunk_index", 0))):
-        best.setdefault(row["entry_id"], row)
-    return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["entry_id"]))
+    for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get("chunk", 0))):
+        best.setdefault(row["id"], row)
+    return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["id"]))
 
 
 def _fill_content(ctx: Context, bank: Bank, rows: list[Row]) -> None:
     """Put the whole entry text on hits whose best chunk is not chunk 0."""
-    missing = [r["entry_id"] for r in rows if r.get("content") is None]
+    missing = [r["id"] for r in rows if r.get("content") is None]
     if not missing:
         return
-    where = filters.conjoin("chunk_index = 0", filters.one_of("entry_id", missing))
-    table = ctx.store.scan(bank.id, columns=["entry_id", "content"], where=where)
-    ids, texts = table.column("entry_id").to_pylist(), table.column("content").to_pylist()
+    table = ctx.store.entry_table(
+        bank.id, EntryFilter(ids=tuple(missing)), fields=["id", "content"]
+    )
+    ids, texts = table.column("id").to_pylist(), table.column("content").to_pylist()
     content = dict(zip(ids, texts, strict=True))
     for row in rows:
         if row.get("content") is None:
-            row["content"] = content.get(row["entry_id"], row["text"])
+            row["content"] = content.get(row["id"], row["chunk_text"])

@@ -126,13 +126,13 @@ def compute(
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
         since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    # One projected scan of every row, filtered here: a pushed-down filter makes Lance read
-    # the other columns row by row (late materialization), slower than reading these small
-    # columns whole (bench/stats.py), and the same scan counts the entries before the frame.
-    table = ctx.store.scan(bank.id, columns=[*_COLUMNS, "chunk_index"])
-    rows = pl.from_arrow(table)
+    # One projected read of every entry, the time frame filtered here: a pushed-down filter
+    # makes Lance read the other columns row by row (late materialization), slower than
+    # reading these small columns whole (bench/stats.py), and the same read counts the
+    # entries before the frame.
+    rows = pl.from_arrow(ctx.store.entry_table(bank.id, fields=_COLUMNS))
     assert isinstance(rows, pl.DataFrame)
-    heads = rows.lazy().filter(pl.col("chunk_index") == 0).drop("chunk_index")
+    heads = rows.lazy()
     created = pl.col("created_at")
     window = created >= since if until is None else (created >= since) & (created < until)
     end = _end(until, now)

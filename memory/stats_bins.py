@@ -96,12 +96,12 @@ def histograms(
     now = ctx.clock.now().astimezone(UTC)
     if since is None:
         since = days_before(until or now, DEFAULT_DAYS) or datetime.min.replace(tzinfo=UTC)
-    table = ctx.store.scan(bank.id, columns=["key", "token_count", "created_at", "chunk_index"])
+    table = ctx.store.entry_table(bank.id, fields=["key", "token_count", "created_at"])
     rows = pl.from_arrow(table)
     assert isinstance(rows, pl.DataFrame)
     created = pl.col("created_at")
     window = created >= since if until is None else (created >= since) & (created < until)
-    frame = rows.filter((pl.col("chunk_index") == 0) & window)
+    frame = rows.filter(window)
     age = (pl.lit(now) - created).dt.total_microseconds() / 1e6 / DAY_SECONDS
     ages = frame.select(age.alias("age")).to_series()
     per_key = frame.group_by("key").len("n").get_column("n")

@@ -14,6 +14,7 @@ from memory.context import Context
 from memory.errors import StorageError
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
 from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -36,9 +37,9 @@ def test_plan_cutoff_and_indefinite() -> None:
     now = datetime(2026, 3, 31, 12, tzinfo=UTC)
     plan = retention.plan_retention(_bank(retention_days=30), now)
     assert plan.cutoff == datetime(2026, 3, 1, 12, tzinfo=UTC)
-    assert plan.predicate() is not None and "created_at <" in plan.predicate()  # type: ignore[operator]
+    assert plan.entry_filter() == EntryFilter(until=datetime(2026, 3, 1, 12, tzinfo=UTC))
     indefinite = retention.plan_retention(_bank(retention_days=None), now)
-    assert indefinite.cutoff is None and indefinite.predicate() is None
+    assert indefinite.cutoff is None and indefinite.entry_filter() is None
 
 
 def _write_at(ctx: Context, bank: Bank, when: datetime, text: str, **extra: object) -> str:
@@ -124,14 +125,14 @@ def test_apply_all_goes_past_a_bank_that_fails(
     short = make_bank(ctx, "short", retention_days=1)
     for bank in (broken, short):
         _write_at(ctx, bank, clock.now() - timedelta(days=2), "old")
-    delete = purge.delete_for_good
+    delete = purge.delete_final
 
-    def failing(ctx: Context, bank: Bank, *args: object, **kwargs: object) -> None:
+    def failing(ctx: Context, bank: Bank, *args: object, **kwargs: object) -> int:
         if bank.name == "broken":
             raise StorageError("disk gone")
-        delete(ctx, bank, *args, **kwargs)  # type: ignore[arg-type]
+        return delete(ctx, bank, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(purge, "delete_for_good", failing)
+    monkeypatch.setattr(purge, "delete_final", failing)
 
     results = retention.apply_all(ctx, [broken, short])
 
@@ -184,7 +185,9 @@ def test_a_rerun_finishes_a_retention_whose_prune_did_not_run(
     _write_at(ctx, bank, clock.now() - timedelta(days=31), "expired qxretainneedle")
     _write_at(ctx, bank, clock.now(), "recent")
     plan = retention.plan_retention(bank, clock.now())
-    purge.delete_for_good(ctx, bank, plan.predicate() or "", prune_now=False)  # as a crash
+    expired = plan.entry_filter()
+    assert expired is not None
+    purge.delete_final(ctx, bank, expired, prune_now=False)  # as a crash
     assert purge.pending_deletions(ctx, bank)
 
     again = retention.apply_retention(ctx, bank)

@@ -63,12 +63,12 @@ def test_a_score_does_not_depend_on_the_other_hits_of_its_query(ctx: Context) ->
 
 def test_best_per_entry_keeps_each_entrys_best_chunk() -> None:
     rows = [
-        {"entry_id": "a", "_score": 0.2, "chunk_index": 0},
-        {"entry_id": "b", "_score": 0.5, "chunk_index": 0},
-        {"entry_id": "a", "_score": 0.9, "chunk_index": 3},
+        {"id": "a", "_score": 0.2, "chunk": 0},
+        {"id": "b", "_score": 0.5, "chunk": 0},
+        {"id": "a", "_score": 0.9, "chunk": 3},
     ]
     best = search.best_per_entry(rows)
-    assert [(r["entry_id"], r["chunk_index"]) for r in best] == [("a", 3), ("b", 0)]
+    assert [(r["id"], r["chunk"]) for r in best] == [("a", 3), ("b", 0)]
 
 
 def test_unencodable_filter_values_are_rejected_before_the_engine() -> None:

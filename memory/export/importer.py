@@ -27,7 +27,6 @@ from memory import banks, entries, validation
 from memory.errors import Conflict, InvalidInput
 from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
 from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
-from memory.store import filters
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -137,7 +136,7 @@ def import_json(
 
 
 def _check_name_free(ctx: Context, name: str) -> None:
-    if ctx.store.bank_rows(ctx.account, filters.equals("name", name)):
+    if ctx.store.bank_rows(ctx.account, name=name):
         raise Conflict(f"a bank named {name!r} already exists: pick another name (--name NEW)")
 
 

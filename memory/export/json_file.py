@@ -36,7 +36,7 @@ def write_json(
     size: int,
 ) -> int:
     count = 0
-    batches = scan(ctx, bank, flt, SCAN_COLUMNS, chunk_zero=True, size=size)
+    batches = scan(ctx, bank, flt, SCAN_COLUMNS, size=size)
     with path.open("w", encoding="utf-8") as out, closing(batches):
         header = json.dumps(json_header(ctx, bank, flt), ensure_ascii=False)
         out.write(header[:-1] + ",\n" + '"entries": [\n')

@@ -22,8 +22,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory import banks
-from memory.errors import StorageError
 from memory.export.records import ExportFilters, PartitionBy
 from memory.export.scan import scan
 from memory.models import Bank
@@ -64,10 +62,8 @@ _BASE_FIELDS = [
     pa.field("token_count", pa.int32(), nullable=False),
     pa.field("chunk_count", pa.int32(), nullable=False),
 ]
-SCAN_COLUMNS = [
-    "entry_id" if f.name == "id" else f.name for f in _BASE_FIELDS if f.name != "bank_id"
-]
-"""Entries-table columns an export reads (never the vector unless asked)."""
+SCAN_COLUMNS = [f.name for f in _BASE_FIELDS if f.name != "bank_id"]
+"""Entry fields an export reads (never the vectors unless asked)."""
 
 
 def parquet_schema(
@@ -95,7 +91,7 @@ def to_export_batch(
     schema: pa.Schema,
     vectors: pa.Array | None = None,
 ) -> pa.RecordBatch:
-    """Return chunk-0 rows of the entries table as a batch of the export schema.
+    """Return entry rows (`EntryStore.entry_batches`) as a batch of the export schema.
 
     The scanned columns already have the export's types, so they are passed through
     (no cast, no copy); only `bank_id` and the partition columns are built.
@@ -108,8 +104,6 @@ def to_export_batch(
         name = field.name
         if name == "bank_id":
             arrays.append(_repeated(bank_id, count))
-        elif name == "id":
-            arrays.append(rows.column("entry_id"))
         elif name == "vectors":
             arrays.append(vectors)
         elif name == "date":
@@ -129,40 +123,6 @@ def to_export_batch(
 def _repeated(value: str, count: int) -> pa.Array:
     """Return `value` repeated `count` times (cached: most scanned batches share a size)."""
     return pa.array([value], pa.string()).take(np.zeros(count, np.int32))
-
-
-def group_vectors(rows: pa.Table, dims: int) -> tuple[pa.Table, pa.Array, pa.Table]:
-    """Split scanned chunk rows into (chunk-0 rows, their chunk-vector lists, left-over rows).
-
-    Every entry's chunk rows are stored next to each other (one write appends them in
-    order); rows of an entry not yet complete at the end of a batch are returned to be
-    prepended to the next batch.
-
-    Raises:
-        StorageError: an entry's chunk rows are not adjacent and in order.
-    """
-    count = rows.num_rows
-    if count == 0:
-        empty = pa.array([], pa.list_(pa.list_(pa.float32(), dims)))
-        return rows, empty, rows
-    chunk_index = rows.column("chunk_index").to_numpy()
-    chunk_count = rows.column("chunk_count").to_numpy()
-    starts = np.flatnonzero(chunk_index == 0)
-    if len(starts) == 0 or starts[0] != 0:
-        raise StorageError("an entry's chunk rows are not stored together: run a prune")
-    last = int(starts[-1])
-    end = count if last + int(chunk_count[last]) <= count else last
-    starts = starts[starts < end]
-    lengths = np.diff(np.append(starts, end))
-    expected = np.arange(end) - np.repeat(starts, lengths)
-    if not np.array_equal(lengths, chunk_count[starts]) or not np.array_equal(
-        chunk_index[:end], expected
-    ):
-        raise StorageError("an entry's chunk rows are not stored together: run a prune")
-    vector_values = rows.column("vector").slice(0, end).combine_chunks()
-    offsets = pa.array(np.append(starts, end).astype(np.int32))
-    lists = pa.ListArray.from_arrays(offsets, vector_values)
-    return rows.take(pa.array(starts)), lists, rows.slice(end)
 
 
 def write_single(path: Path, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
@@ -301,22 +261,7 @@ def parquet_batches(
     with_vectors: bool,
     size: int,
 ) -> Generator[pa.RecordBatch, None, None]:
-    if not with_vectors:
-        for batch in scan(ctx, bank, flt, SCAN_COLUMNS, chunk_zero=True, size=size):
-            yield to_export_batch(batch, bank.id, schema)
-        return
-    dims = banks.vector_dims(ctx, bank)
-    columns = [*SCAN_COLUMNS, "chunk_index", "vector"]
-    carry: pa.Table | None = None
-    for batch in scan(ctx, bank, flt, columns, chunk_zero=False, size=size):
-        rows = pa.Table.from_batches([batch])
-        if carry is not None and carry.num_rows:
-            rows = pa.concat_tables([carry, rows])
-        heads, vectors, carry = group_vectors(rows, dims)
-        if heads.num_rows:
-            yield to_export_batch(heads, bank.id, schema, vectors)
-    if carry is not None and carry.num_rows:
-        heads, vectors, carry = group_vectors(carry, dims)
-        if carry.num_rows:
-            raise StorageError("an entry's chunk rows are incomplete in storage")
-        yield to_export_batch(heads, bank.id, schema, vectors)
+    fields = [*SCAN_COLUMNS, "vectors"] if with_vectors else SCAN_COLUMNS
+    for batch in scan(ctx, bank, flt, fields, size=size):
+        vectors = batch.column("vectors") if with_vectors else None
+        yield to_export_batch(batch, bank.id, schema, vectors)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory import validation
 from memory.models import Bank
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 from memory.types.fields import check_window
 
 if TYPE_CHECKING:
@@ -47,10 +47,14 @@ class ExportFilters(BaseModel):
         validation.check_filters(bank, key=self.key, speaker=self.speaker, tags=self.tags)
         check_window(self.since, self.until)
 
-    def predicate(self) -> str | None:
-        """Return the escaped storage filter for these conditions (None = everything)."""
-        return filters.entry_filter(
-            key=self.key, tags=self.tags, speaker=self.speaker, since=self.since, until=self.until
+    def entry_filter(self) -> EntryFilter:
+        """Return these conditions as an entry filter (an empty one matches every entry)."""
+        return EntryFilter(
+            keys=None if self.key is None else (self.key,),
+            speaker=self.speaker,
+            tags=tuple(self.tags),
+            since=self.since,
+            until=self.until,
         )
 
 
@@ -93,11 +97,12 @@ def header(ctx: Context, bank: Bank, flt: ExportFilters, fmt: str, version: int)
 
 
 def entry_record(row: dict[str, Any]) -> dict[str, Any]:
-    """Return the JSON export record of a chunk-0 row (the Entry fields but bank_id)."""
+    """Return the JSON export record of an entry row (`entry_batches`: the Entry fields but
+    bank_id)."""
     created: datetime = row["created_at"]
     created = created.replace(tzinfo=UTC) if created.tzinfo is None else created.astimezone(UTC)
     return {
-        "id": row["entry_id"],
+        "id": row["id"],
         "key": row["key"],
         "kind": row["kind"],
         "speaker": row["speaker"],

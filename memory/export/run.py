@@ -42,7 +42,6 @@ from memory.export.records import (
 )
 from memory.export.scan import SCAN_BATCH, scan
 from memory.models import Bank
-from memory.store import filters
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -133,8 +132,7 @@ def count_entries(ctx: Context, bank: Bank, flt: ExportFilters | None = None) ->
     """Return how many entries match the filters."""
     flt = flt or ExportFilters()
     flt.check(bank)
-    where = filters.conjoin("chunk_index = 0", flt.predicate())
-    return ctx.store.count(bank.id, where)
+    return ctx.store.count_entries(bank.id, flt.entry_filter())
 
 
 def estimate(
@@ -156,7 +154,7 @@ def estimate(
     dims = banks.vector_dims(ctx, bank)
     columns = [*_STRING_COLUMNS, *_TEXT_COLUMNS, *_LIST_COLUMNS, "chunk_count"]
     entries = text = items = chunks = 0
-    for batch in scan(ctx, bank, flt, columns, chunk_zero=True, size=SCAN_BATCH):
+    for batch in scan(ctx, bank, flt, columns, size=SCAN_BATCH):
         entries += batch.num_rows
         for name in (*_STRING_COLUMNS, *_TEXT_COLUMNS):
             text += _bytes(batch.column(name))

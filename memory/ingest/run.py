@@ -31,7 +31,7 @@ from memory.ingest.rejects import RejectsWriter, check_rejects_path
 from memory.ingest.report import CompactionTally, FileReport, IngestReport
 from memory.ingest.sources import RowError, SourceRow, discover, read_rows
 from memory.models import Bank, EntryIn
-from memory.store import filters
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -365,8 +365,7 @@ class _BatchWriter:
         removes them from disk once, after the last batch."""
         if not replace:
             return
-        where = filters.one_of("entry_id", sorted(replace))
-        purge.delete_for_good(self.ctx, self.bank, where, prune_now=False)
+        purge.delete_final(self.ctx, self.bank, EntryFilter.of_ids(list(replace)), prune_now=False)
         self.replaced = True
         if any(stored.kind == "summary" for stored in replace.values()):
             purge.record_summary_count(self.ctx, self.bank)
@@ -395,19 +394,13 @@ def stored_entries(ctx: Context, bank: Bank, ids: Sequence[str]) -> dict[str, St
     None for an id folded into a compaction summary (its entry is gone, its facts are kept)."""
     if not ids:
         return {}
-    wanted = sorted(set(ids))
-    stored = filters.one_of("entry_id", wanted)
-    summarized = f"kind = 'summary' AND array_has_any(summary_of, {filters.list_literal(wanted)})"
-    where = filters.conjoin("chunk_index = 0", f"({stored}) OR ({summarized})")
-    columns = ["entry_id", "key", "content", "text", "kind", "summary_of", *_REST]
-    table = ctx.store.scan(bank.id, columns=columns, where=where)
+    wanted = tuple(sorted(set(ids)))
+    flt = EntryFilter(any_of=(EntryFilter(ids=wanted), EntryFilter(summarizes_any=wanted)))
+    held = ctx.store.entries(bank.id, flt)
     found: dict[str, Stored | None] = {}
-    rows = table.to_pylist()
-    for row in rows:
-        found.update(dict.fromkeys(row["summary_of"] or (), None))
-    for row in rows:
-        content = row["content"] if row["content"] is not None else row["text"]
-        rest = {**row, "metadata": json.loads(row["metadata"] or "{}")}
-        rest["attachments"] = json.loads(row["attachments"] or "[]")
-        found[row["entry_id"]] = Stored(row["key"], content, row["kind"] or "entry", _rest_of(rest))
+    for entry in held:
+        found.update(dict.fromkeys(entry.summary_of, None))
+    for entry in held:
+        rest = _rest_of({name: getattr(entry, name) for name in _REST})
+        found[entry.id] = Stored(entry.key, entry.content, entry.kind, rest)
     return {entry_id: found[entry_id] for entry_id in wanted if entry_id in found}

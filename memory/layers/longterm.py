@@ -157,11 +157,11 @@ def recall(
     if bank is None:
         return []
     vector = ctx.embedder(banks.mode_of(bank)).embed([query])[0]
-    found = ctx.store.search(
+    found = ctx.store.search_chunks(
         bank.id, method="vector", vector=vector, text=None, flt=visible(user, agent), limit=k
     ).to_pylist()
     return [
-        RecalledMemory(memory=as_memory(entries.entry_from_row(bank.id, row)), score=row["_score"])
+        RecalledMemory(memory=as_memory(Entry.from_fields(bank.id, row)), score=row["_score"])
         for row in best_per_entry(found)[:k]
     ]
 

@@ -21,12 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.models import Entry
+from memory.models import ENTRY_FIELDS, HIT_FIELDS, Entry
 from memory.ports import DeletionReceipt, PartitionSize
 from memory.store import (
     audit,
     duplicates,
     filters,
+    heads,
     indices,
     locks,
     maintenance,
@@ -276,8 +277,8 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         """Return the ids stored as more than one entry (an old concurrent-ingest bug)."""
         if not self.has_entries_table(bank_id):
             return []
-        heads = self.scan(bank_id, columns=["entry_id"], where=filters.HEAD_ROWS)
-        return duplicates.repeated(heads.column("entry_id").to_pylist())
+        firsts = self.scan(bank_id, columns=["entry_id"], where=filters.HEAD_ROWS)
+        return duplicates.repeated(firsts.column("entry_id").to_pylist())
 
     def keep_one_copy(self, bank_id: str, entry_ids: Sequence[str]) -> None:
         """Keep one copy of each entry stored more than once: append one, then delete the
@@ -445,6 +446,35 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         )
         return queries.with_score(result)
 
+    def search_chunks(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: np.ndarray[Any, Any] | None,
+        text: str | None,
+        flt: EntryFilter | None = None,
+        limit: int,
+        fields: Sequence[str] = HIT_FIELDS,
+    ) -> pa.Table:
+        """Return up to `limit` chunks ranked by vector or full-text relevance among the
+        entries `flt` matches, one row per chunk with `fields` under their names (entry
+        fields, and `chunk`, `chunk_text`, `carries`: `heads.CHUNK_FIELDS`) and `_score`
+        (higher is better)."""
+        if flt is not None and flt.matches_nothing:
+            return pa.table({f: [] for f in [*fields, "_score"]})
+        columns = heads.hit_columns_of(fields)
+        found = self.search(
+            bank_id,
+            method=method,
+            vector=vector,
+            text=text,
+            where=filters.where_of(flt),
+            limit=limit,
+            columns=columns,
+        )
+        return found.rename_columns(dict(zip(columns, fields, strict=True)))
+
     # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
     def mark_deletion(self, bank_id: str, *, pending: bool) -> None:
@@ -524,22 +554,75 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         bank_id: str,
         flt: EntryFilter | None = None,
         *,
-        fields: Sequence[str] = ENTRY_COLUMNS,
+        fields: Sequence[str] = ENTRY_FIELDS,
         batch_size: int = 10_000,
         batch_bytes: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the entries `flt` matches as Arrow batches, one row per entry (its whole
-        `content`), in storage order, with only `fields` (entry-level fields of
-        `memory.store.schema.ENTRY_COLUMNS`); streams whatever the bank's size."""
+        """Yield the entries `flt` matches as Arrow batches, one row per entry, in storage
+        order, with only `fields` under their entry names (`ENTRY_FIELDS`, and
+        `vectors`: the entry's chunk vectors in chunk order); streams whatever the size.
+
+        Without a filter the first-chunk condition is applied here, in Arrow: it matches most
+        rows, and a pushed-down filter makes Lance read the other columns row by row (late
+        materialization), 2x the CPU of reading them whole (measured, bench/export.py); with
+        a filter (usually selective) it is pushed down with it.
+        """
         if flt is not None and flt.matches_nothing:
             return
-        yield from self.scan_batches(
+        columns = heads.columns_of(fields)
+        where = filters.where_of(flt)
+        if heads.VECTORS in fields:
+            dims = self.vector_dims(bank_id)
+            if dims is None:
+                return
+            wanted = [*columns, *(c for c in ("chunk_count",) if c not in columns)]
+            chunks = self.scan_batches(
+                bank_id,
+                columns=[*wanted, heads.CHUNK, "vector"],
+                where=where,
+                batch_size=batch_size,
+                batch_bytes=batch_bytes,
+            )
+            yield from heads.with_vectors(chunks, fields, dims)
+            return
+        in_arrow = where is None
+        batches = self.scan_batches(
             bank_id,
-            columns=fields,
-            where=filters.heads_of(flt),
+            columns=[*columns, heads.CHUNK] if in_arrow else columns,
+            where=None if in_arrow else filters.heads_of(flt),
             batch_size=batch_size,
             batch_bytes=batch_bytes,
         )
+        for batch in batches:
+            if in_arrow:
+                batch = heads.first_chunks(batch)
+                if not batch.num_rows:
+                    continue
+            yield heads.named(batch, fields)
+
+    def entry_table(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None = None,
+        *,
+        fields: Sequence[str] = ENTRY_FIELDS,
+    ) -> pa.Table:
+        """Return the entries `flt` matches as one Arrow table, one row per entry, with only
+        `fields` under their entry names (`ENTRY_FIELDS`; not `vectors`).
+
+        Read in one projected scan; without a filter the first-chunk condition is applied
+        here, in Arrow (see `entry_batches`: reading a few small columns whole is faster).
+        """
+        columns = heads.columns_of(fields)
+        if heads.VECTORS in fields:
+            raise ValueError("entry_table does not return vectors: use entry_batches")
+        if flt is not None and flt.matches_nothing:
+            table = self.scan(bank_id, columns=columns, where="false")
+        elif filters.where_of(flt) is None:
+            table = heads.first_chunks_of_table(self.scan(bank_id, columns=[*columns, heads.CHUNK]))
+        else:
+            table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
+        return table.rename_columns(dict(zip(columns, fields, strict=True)))
 
     @contextmanager
     def partition_lock(

@@ -59,13 +59,28 @@ class Registry(Connection):
                 .execute(data)
             )
 
-    def bank_rows(self, account: str, where: str | None = None) -> list[dict[str, Any]]:
-        """Return the raw registry rows of `account` (parsed `body`), optionally filtered.
+    def bank_rows(
+        self,
+        account: str,
+        where: str | None = None,
+        *,
+        bank_id: str | None = None,
+        name: str | None = None,
+        bank_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return the raw registry rows of `account` (parsed `body`), optionally only those
+        with this id, name and/or type (`where`, a predicate string, is the old spelling).
 
         A look-up is remembered with the registry version it read: every create, update and
         delete (in any process) makes a new version, so an answer is reused only while the
         registry is unchanged (a recall or an API request then skips the registry scan).
         """
+        where = filters.conjoin(
+            where,
+            None if bank_id is None else filters.equals("id", bank_id),
+            None if name is None else filters.equals("name", name),
+            None if bank_type is None else filters.equals("type", bank_type),
+        )
         predicate = filters.conjoin(filters.equals("account", account), where)
         registry = self._registry(create=False)
         if registry is None:
