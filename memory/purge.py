@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from memory.context import Context
     from memory.store.audit import DeletionAudit
 
-__all__ = ["PrunePending", "delete_final", "delete_for_good", "finish", "prune"]
+__all__ = ["PrunePending", "delete_final", "finish", "prune"]
 
 
 def delete_final(
@@ -52,29 +52,6 @@ def delete_final(
     )
     receipt.raise_if_pending(bank.name)
     return receipt.entries
-
-
-def delete_for_good(
-    ctx: Context,
-    bank: Bank,
-    predicate: str,
-    *,
-    prune_now: bool = True,
-    after_delete: Callable[[], None] | None = None,
-) -> None:
-    """Delete the rows matching `predicate` (a storage filter, already escaped) for good.
-
-    Kept for callers not yet on `delete_final` (ingest, retention, layers): the same
-    transaction, now owned by the store (`LanceStore.delete_final`).
-    """
-    from memory.store.lance import LanceStore
-
-    store = ctx.store
-    assert isinstance(store, LanceStore)
-    receipt = store.delete_rows_final(
-        bank.id, predicate, account=bank.account, prune_now=prune_now, after_delete=after_delete
-    )
-    receipt.raise_if_pending(bank.name)
 
 
 def marked(ctx: Context, bank: Bank) -> bool:

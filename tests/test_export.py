@@ -30,9 +30,10 @@ from memory.errors import Conflict, InvalidInput, StorageError
 from memory.export import ExportFilters, ExportFormat, PartitionBy, estimate, export
 from memory.export.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
-from memory.store import filters, locks
+from memory.store import locks
 from memory.store.lance import entries_table_name
 from memory.testing import failing_after
+from memory.types.entry_filter import EntryFilter
 
 SCHEMA_V1 = [
     ("bank_id", pa.string()),
@@ -539,7 +540,7 @@ def test_cli_export_estimate_and_import(
 
 
 def test_deleted_entries_never_exported(ctx: Context, bank: Bank, tmp_path: Path) -> None:
-    victim = entries.read(ctx, bank, filters.equals("speaker", "bob"))[0]
+    victim = entries.read(ctx, bank, EntryFilter(speaker="bob"))[0]
     entries.forget(ctx, bank, victim.id)
     out = tmp_path / "after.parquet"
     export(ctx, bank, "parquet", out, with_vectors=True)

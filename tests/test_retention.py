@@ -13,7 +13,6 @@ from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.errors import StorageError
 from memory.models import SUMMARY_TAG, Bank, EntryIn, SearchQuery
-from memory.store import filters
 from memory.types.entry_filter import EntryFilter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -174,7 +173,7 @@ def test_cutoffs_before_the_year_1000_are_valid_filters(ctx: Context) -> None:
     bank = make_bank(ctx, "early", retention_days=None)
     _write_at(ctx, bank, datetime(500, 1, 1, tzinfo=UTC), "ancient")
     _write_at(ctx, bank, datetime(2020, 1, 1, tzinfo=UTC), "recent")
-    before = f"created_at < {filters.timestamp_literal(datetime(999, 12, 31, tzinfo=UTC))}"
+    before = EntryFilter(until=datetime(999, 12, 31, tzinfo=UTC))
     assert [e.content for e in entries.read(ctx, bank, before)] == ["ancient"]
 
 
@@ -203,7 +202,7 @@ def test_an_indefinite_bank_still_gets_a_pending_deletion_finished(ctx: Context)
     item = EntryIn(key="k", content="forget me")
     (entry,) = entries.write(ctx, bank, [item])
     entries.write(ctx, bank, [EntryIn(key="k", content="keep me")])
-    purge.delete_for_good(ctx, bank, filters.equals("entry_id", entry.id), prune_now=False)
+    purge.delete_final(ctx, bank, EntryFilter.entry(entry.id), prune_now=False)
 
     result = retention.apply_retention(ctx, bank)
 

@@ -24,6 +24,7 @@ from memory.store.lance import LanceStore, entries_table_name
 from memory.store.maintenance import StoreTuning
 from memory.store.retry import race_of
 from memory.store.schema import ENTRY_COLUMNS
+from memory.types.entry_filter import EntryFilter
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def _table_dir(tmp_path: Path) -> Path:
 def _row_address(ctx: Context, bank: Bank, entry: Entry) -> int:
     table = ctx.store.entries_table(bank.id)
     assert table is not None
-    where = filters.equals("entry_id", entry.id)
+    where = EntryFilter.entry(entry.id)
     rows = table.to_lance().to_table(columns=[], filter=where, with_row_address=True)
     (address,) = rows.column("_rowaddr").to_pylist()
     return int(address)
@@ -82,8 +83,8 @@ def _fts_docs(tmp_path: Path) -> set[int]:
 def test_literal_escapes_quotes_and_rejects_nul() -> None:
     assert filters.literal("x' OR '1'='1") == "'x'' OR ''1''=''1'"
     assert filters.equals("key", "it's") == "key = 'it''s'"
-    assert filters.one_of("entry_id", []) == "false"
-    assert filters.one_of("entry_id", ["a'", "b"]) == "entry_id IN ('a''', 'b')"
+    assert EntryFilter.of_ids([]) == "false"
+    assert EntryFilter.of_ids(["a'", "b"]) == "entry_id IN ('a''', 'b')"
     with pytest.raises(ValueError, match="NUL"):
         filters.literal("a\x00b")
 
@@ -196,7 +197,7 @@ def test_delete_where_prunes_old_versions(ctx: Context, gen: Bank, tmp_path: Pat
     )
     entries.write(ctx, gen, [EntryIn(key="k", content="another write")])
     assert ctx.store.version_count(gen.id) > 1
-    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [b.id]), prune_now=False)
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([b.id]), prune_now=False)
     assert ctx.store.version_count(gen.id) > 1
     assert ctx.store.has_deleted_rows(gen.id)
     assert _files_containing(tmp_path / "db", b"zzdropme991")  # still in old versions
@@ -251,8 +252,8 @@ def test_a_read_that_loses_a_race_with_a_prune_reloads(ctx: Context, gen: Bank) 
     assert stale is not None
     entries.write(ctx, gen, [EntryIn(key="k", content="gone soon")])
     doomed = [e.id for e in entries.load(ctx, gen, "k")]
-    purge.delete_for_good(
-        ctx, gen, filters.one_of("entry_id", doomed)
+    purge.delete_final(
+        ctx, gen, EntryFilter.of_ids(doomed)
     )  # rewrites the files and drops old versions
     entries.write(ctx, gen, [EntryIn(key="k", content="after")])
     with pytest.raises((OSError, ValueError)) as lost:  # the stale version's files are gone
@@ -282,10 +283,10 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
     first = next(stream)
     assert _shared_is_free(ctx.store.uri, name)  # the stream holds the lock shared
     other = _second_handle(ctx)
-    purge.delete_for_good(
+    purge.delete_final(
         other,
         gen,
-        filters.one_of("entry_id", [e.id for e in entries.load(other, gen, "k")]),
+        EntryFilter.of_ids([e.id for e in entries.load(other, gen, "k")]),
         prune_now=False,
     )
     during: list[bool] = []
@@ -340,7 +341,7 @@ def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
     assert address in _fts_docs(tmp_path)
     vocabulary = vocabulary_size(_table_dir(tmp_path), _live_fts(ctx, gen))
 
-    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([doomed.id]))
 
     assert _held(tmp_path, "zzrebuildmarker", "x") == {
         "bytes": False,
@@ -385,7 +386,7 @@ def test_a_prune_remaps_only_the_segments_of_the_fragments_it_touched(
     doomed = written[1][2]
     assert doomed.id in {e.id for e in written[1]}
     assert "k1" in btree_keys(_table_dir(tmp_path))
-    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([doomed.id]))
 
     after = _filled_segments(table)
     assert len(set(before.items()) - set(after.items())) == 1  # write 1's segment only
@@ -424,9 +425,7 @@ def test_a_dropped_fragment_leaves_nothing_in_a_segment_that_covered_more(
     doomed = {_row_address(ctx, gen, e) for e in first}
     assert doomed <= _fts_docs(tmp_path)
 
-    purge.delete_for_good(
-        ctx, gen, filters.one_of("entry_id", [e.id for e in first]), prune_now=False
-    )
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([e.id for e in first]), prune_now=False)
     # no fragment has a deletion file (the whole fragment went), yet a prune is due
     assert all(f.deletion_file() is None for f in table.to_lance().get_fragments())
     assert ctx.store.has_deleted_rows(gen.id)
@@ -447,7 +446,7 @@ def test_an_emptied_table_keeps_its_indices_for_the_next_write(
     gone = entries.write(ctx, gen, [EntryIn(key="k", content=f"zzemptied {i}") for i in range(3)])
     ctx.store.maintain(gen.id)
     assert _files_containing(tmp_path / "db", b"zzemptied")
-    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [e.id for e in gone]))
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([e.id for e in gone]))
     table = ctx.store.entries_table(gen.id)
     assert {i.name for i in table.list_indices()} == {"key_idx", "text_idx"}
     assert _files_containing(tmp_path / "db", b"zzemptied") == []
@@ -467,13 +466,13 @@ def test_a_prune_removes_the_copy_a_rewrite_that_lost_a_race_left(
     first, secret = entries.write(
         ctx, gen, [EntryIn(key="k", content="first to go"), EntryIn(key="k", content="zzracedcopy")]
     )
-    purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [first.id]), prune_now=False)
+    purge.delete_final(ctx, gen, EntryFilter.of_ids([first.id]), prune_now=False)
     dataset = lance.dataset(str(_table_dir(tmp_path)))
     options = {"materialize_deletions": True, "materialize_deletions_threshold": 0.0}
     plan = Compaction.plan(dataset, options)
     rewrites = [task.execute(dataset) for task in plan.tasks]  # the copy holds the secret
-    purge.delete_for_good(
-        ctx, gen, filters.one_of("entry_id", [secret.id]), prune_now=False
+    purge.delete_final(
+        ctx, gen, EntryFilter.of_ids([secret.id]), prune_now=False
     )  # committed first
     with pytest.raises(OSError) as lost:
         Compaction.commit(dataset, rewrites, options)
@@ -493,7 +492,7 @@ def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
 
     monkeypatch.setattr(maintenance, "drop_old_versions", killed)
     with pytest.raises(StorageError, match="No space left"):
-        purge.delete_for_good(ctx, gen, filters.one_of("entry_id", [doomed.id]))
+        purge.delete_final(ctx, gen, EntryFilter.of_ids([doomed.id]))
     assert not ctx.store.has_deleted_rows(gen.id)  # the rewrite committed
     assert ctx.store.old_version_count(gen.id) > 0
     assert _files_containing(tmp_path / "db", b"zzcutmarker")  # the old versions hold it

@@ -21,11 +21,11 @@ from memory.cli import main
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
-from memory.store import filters
 from memory.store.lance import LanceStore
 from memory.store.maintenance import StoreTuning
 from memory.store.schema import entries_schema
 from memory.testing import hashing_embedder
+from memory.types.entry_filter import EntryFilter
 
 
 @pytest.fixture(autouse=True)
@@ -73,8 +73,8 @@ def _secret_id(ctx: Context, bank: Bank, needle: str) -> str:
 
 def _delete_unpruned(ctx: Context, bank: Bank, needle: str) -> None:
     """Delete the secret entry in one commit and leave its prune undone (as a crash would)."""
-    where = filters.equals("entry_id", _secret_id(ctx, bank, needle))
-    purge.delete_for_good(ctx, bank, where, prune_now=False)
+    where = EntryFilter.entry(_secret_id(ctx, bank, needle))
+    purge.delete_final(ctx, bank, where, prune_now=False)
 
 
 def test_a_clean_bank_verifies_with_exit_0(local: Context, data: str) -> None:
@@ -316,7 +316,7 @@ def test_verify_reports_duplicate_entry_ids_and_maintain_keeps_one_copy(
     twice = sorted(stored)[:2]
     # the old concurrent-ingest bug: the same rows appended again, past the ingest id check
     all_columns = [f.name for f in entries_schema(1)]
-    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    rows = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
     local.store.add_rows(bank.id, rows)
     assert len(entries.read(local, bank)) == 5  # positive control
 
@@ -346,9 +346,9 @@ def test_a_duplicate_repair_stopped_after_its_append_loses_nothing(
     stored = {e.id: e.content for e in entries.read(local, bank)}
     twice = sorted(stored)[:1]
     all_columns = [f.name for f in entries_schema(1)]
-    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    rows = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
     local.store.add_rows(bank.id, rows)  # the old bug: two copies
-    copies = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
+    copies = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
     kept, _ = duplicates.one_copy(copies)
     local.store.add_rows(bank.id, kept)  # the repair's first step, then "killed"
 

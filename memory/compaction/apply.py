@@ -354,7 +354,7 @@ def _lost_race(ctx: Context, bank: Bank, summary: Entry) -> bool:
     mine = set(summary.summary_of)
     return any(
         other.id != summary.id and other.id not in mine and mine & set(other.summary_of)
-        for other in entries.matching(ctx, bank, summaries)
+        for other in entries.read(ctx, bank, summaries)
     )
 
 

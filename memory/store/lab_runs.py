@@ -2,7 +2,7 @@
 JSON body), as the registry keeps banks. Every read is scoped to one account.
 
 A run of a bank's entries holds copies of them, so it records their ids: every final deletion
-of entries (forget, retention, compaction, a user's wipe: `purge.delete_for_good`) first
+of entries (forget, retention, compaction, a user's wipe: `EntryStore.delete_final`) first
 deletes the runs holding a copy of one (`delete_lab_copies`), and deleting a bank or its
 source deletes its runs, so a deleted entry is not kept here either."""
 
