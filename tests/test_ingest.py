@@ -616,6 +616,7 @@ INGESTER = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_two_concurrent_ingests_of_one_file_store_each_row_once(
     ctx: Context, conv: Bank, tmp_path: Path
 ) -> None:

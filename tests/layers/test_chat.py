@@ -147,6 +147,7 @@ def _tool_call(call_id: str, name: str, arguments: str) -> dict[str, object]:
     }
 
 
+@pytest.mark.server  # the fake OpenAI-compatible server, through litellm
 def test_a_litellm_model_calls_the_memory_tools_and_gets_errors_back(
     ctx: Context, server: Script
 ) -> None:

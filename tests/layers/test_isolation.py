@@ -97,6 +97,7 @@ OPS = st.lists(
 )
 
 
+@pytest.mark.slow  # 25 generated scenarios: the full suite runs them
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

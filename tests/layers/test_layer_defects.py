@@ -74,6 +74,7 @@ def test_layer_banks_refuse_compaction_thresholds(ctx: Context, bank: str, field
     assert getattr(banks.get(ctx, bank), field) is None
 
 
+@pytest.mark.process
 def test_a_merge_killed_before_deleting_the_old_summary_ends_with_one(ctx: Context) -> None:
     ctx.completer = AppendingCompleter
     write_conversation(ctx, "k1", "ann", "bot", "My badge is 177.")

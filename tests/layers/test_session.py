@@ -180,6 +180,7 @@ def test_conversations_ending_at_once_are_each_merged_once_threads(ctx: Context)
     assert session.session_summary(ctx, "ann", "bot").version == 6  # type: ignore[union-attr]
 
 
+@pytest.mark.process
 def test_conversations_ending_at_once_are_each_merged_once_processes(ctx: Context) -> None:
     appending(ctx)
     facts = [f"Fact {n}: my badge is {n}77." for n in range(4)]
