@@ -60,7 +60,7 @@ def _table_dir(tmp_path: Path) -> Path:
 def _row_address(ctx: Context, bank: Bank, entry: Entry) -> int:
     table = ctx.store.entries_table(bank.id)
     assert table is not None
-    where = EntryFilter.entry(entry.id)
+    where = filters.equals("entry_id", entry.id)
     rows = table.to_lance().to_table(columns=[], filter=where, with_row_address=True)
     (address,) = rows.column("_rowaddr").to_pylist()
     return int(address)
@@ -83,8 +83,8 @@ def _fts_docs(tmp_path: Path) -> set[int]:
 def test_literal_escapes_quotes_and_rejects_nul() -> None:
     assert filters.literal("x' OR '1'='1") == "'x'' OR ''1''=''1'"
     assert filters.equals("key", "it's") == "key = 'it''s'"
-    assert EntryFilter.of_ids([]) == "false"
-    assert EntryFilter.of_ids(["a'", "b"]) == "entry_id IN ('a''', 'b')"
+    assert filters.one_of("entry_id", []) == "false"
+    assert filters.one_of("entry_id", ["a'", "b"]) == "entry_id IN ('a''', 'b')"
     with pytest.raises(ValueError, match="NUL"):
         filters.literal("a\x00b")
 

@@ -21,6 +21,7 @@ from memory.cli import main
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, EntryIn
+from memory.store import filters
 from memory.store.lance import LanceStore
 from memory.store.maintenance import StoreTuning
 from memory.store.schema import entries_schema
@@ -316,7 +317,7 @@ def test_verify_reports_duplicate_entry_ids_and_maintain_keeps_one_copy(
     twice = sorted(stored)[:2]
     # the old concurrent-ingest bug: the same rows appended again, past the ingest id check
     all_columns = [f.name for f in entries_schema(1)]
-    rows = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
+    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
     local.store.add_rows(bank.id, rows)
     assert len(entries.read(local, bank)) == 5  # positive control
 
@@ -346,9 +347,9 @@ def test_a_duplicate_repair_stopped_after_its_append_loses_nothing(
     stored = {e.id: e.content for e in entries.read(local, bank)}
     twice = sorted(stored)[:1]
     all_columns = [f.name for f in entries_schema(1)]
-    rows = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
+    rows = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
     local.store.add_rows(bank.id, rows)  # the old bug: two copies
-    copies = local.store.scan(bank.id, columns=all_columns, where=EntryFilter.of_ids(twice))
+    copies = local.store.scan(bank.id, columns=all_columns, where=filters.one_of("entry_id", twice))
     kept, _ = duplicates.one_copy(copies)
     local.store.add_rows(bank.id, kept)  # the repair's first step, then "killed"
 
