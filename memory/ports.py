@@ -388,7 +388,7 @@ class LabRuns(Protocol):
 
 
 class ApiKeys(Protocol):
-    """API key rows (`memory.store.keys`)."""
+    """API key rows (`memory.store.api_keys`)."""
 
     def put_key_row(self, row: dict[str, Any]) -> None:
         """Insert or replace an API key row."""

@@ -17,7 +17,7 @@ from memory.compaction.apply import compact_partition
 from memory.context import Context
 from memory.models import EntryIn
 from memory.store.lance import LanceStore
-from memory.store.maintenance import StoreTuning
+from memory.store.segments import StoreTuning
 
 WRITERS = 2
 PER_WRITER = 25

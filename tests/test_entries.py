@@ -20,7 +20,7 @@ from memory.models import MEMORY_TYPES, SUMMARY_SPEAKER, Bank, BankCreate, Entry
 from memory.providers import tokens
 from memory.store import filters
 from memory.store.lance import LanceStore
-from memory.store.maintenance import StoreTuning
+from memory.store.segments import StoreTuning
 
 
 @pytest.fixture

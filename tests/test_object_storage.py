@@ -48,8 +48,8 @@ from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.store import filters
 from memory.store.lance import LanceStore, entries_table_name
-from memory.store.maintenance import StoreTuning
 from memory.store.retry import race_of
+from memory.store.segments import StoreTuning
 from memory.testing import ScriptedCompleter
 
 PASSPORT = "xq7731passport"

@@ -14,8 +14,8 @@ from memory.context import Context
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.store import filters
 from memory.store import lance as lance_store
-from memory.store.maintenance import StoreTuning
 from memory.store.schema import ENTRY_COLUMNS, entries_schema, index_text
+from memory.store.segments import StoreTuning
 
 
 def _rows(*pairs: tuple[str, float]) -> list[dict[str, Any]]:

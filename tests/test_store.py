@@ -19,11 +19,12 @@ from memory.config import get_mode
 from memory.context import Context
 from memory.errors import NotFound, StorageError
 from memory.models import Bank, BankCreate, BankUpdate, Entry, EntryIn, SearchQuery
-from memory.store import filters, maintenance
+from memory.store import filters
+from memory.store import segments as store_segments
 from memory.store.lance import LanceStore, entries_table_name
-from memory.store.maintenance import StoreTuning
 from memory.store.retry import race_of
 from memory.store.schema import ENTRY_COLUMNS
+from memory.store.segments import StoreTuning
 from memory.types.entry_filter import EntryFilter
 
 
@@ -70,7 +71,7 @@ def _live_fts(ctx: Context, bank: Bank) -> set[str]:
     """Return the uuids of the full-text segments the table's latest version uses."""
     table = ctx.store.entries_table(bank.id)
     assert table is not None
-    return {s.uuid for s in maintenance.segments_of(table.to_lance(), "text_idx")}
+    return {s.uuid for s in store_segments.segments_of(table.to_lance(), "text_idx")}
 
 
 def _fts_docs(tmp_path: Path) -> set[int]:
@@ -165,13 +166,13 @@ def test_each_indexed_write_gets_its_own_segment_until_small_ones_are_merged(
     for w in range(2):
         entries.write(ctx, gen, [EntryIn(key=f"k{w}", content=f"pear{w} n{i}") for i in range(2)])
         table = ctx.store.entries_table(gen.id)
-        segments = [s for s in maintenance.segments_of(table.to_lance()) if s.fragment_ids]
+        segments = [s for s in store_segments.segments_of(table.to_lance()) if s.fragment_ids]
         assert [len(s.fragment_ids) for s in segments] == [1] * (w + 1)  # a delta per write
     entries.write(ctx, gen, [EntryIn(key="k2", content=f"pear2 n{i}") for i in range(2)])
     assert table is not None
     table.checkout_latest()
     # the third small segment: the three (6 rows) are merged, their fragments compacted
-    segments = [s for s in maintenance.segments_of(table.to_lance()) if s.fragment_ids]
+    segments = [s for s in store_segments.segments_of(table.to_lance()) if s.fragment_ids]
     assert len(segments) == 1
     assert len(table.to_lance().get_fragments()) == 1
     for w in range(3):
@@ -184,9 +185,9 @@ def test_a_big_write_is_indexed_in_bounded_segments(ctx: Context, gen: Bank) -> 
     entries.write(ctx, gen, [EntryIn(key="k", content=f"plum n{i}") for i in range(10)])
     table = ctx.store.entries_table(gen.id)
     assert table is not None
-    rows = maintenance.fragment_rows(table.to_lance())
+    rows = store_segments.fragment_rows(table.to_lance())
     sizes = [
-        sum(rows[f] for f in s.fragment_ids) for s in maintenance.segments_of(table.to_lance())
+        sum(rows[f] for f in s.fragment_ids) for s in store_segments.segments_of(table.to_lance())
     ]
     assert sorted(size for size in sizes if size) == [2, 4, 4]
 
@@ -290,14 +291,14 @@ def test_a_prune_waits_for_a_streaming_read(ctx: Context, gen: Bank) -> None:
         prune_now=False,
     )
     during: list[bool] = []
-    drop = maintenance.drop_old_versions
+    drop = store_segments.drop_old_versions
 
     def observed(*args: Any, **kwargs: Any) -> None:
         during.append(_shared_is_free(ctx.store.uri, name))
         drop(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(maintenance, "drop_old_versions", observed)
+        patch.setattr(store_segments, "drop_old_versions", observed)
         pruner = threading.Thread(target=other.store.prune, args=(gen.id,))
         pruner.start()
         rest = [row for batch in stream for row in batch.column("content").to_pylist()]
@@ -366,7 +367,7 @@ def test_a_prune_leaves_no_deleted_key_token_or_text_in_any_file(
 
 
 def _filled_segments(table: Any) -> dict[str, frozenset[int]]:
-    segments = maintenance.segments_of(table.to_lance())
+    segments = store_segments.segments_of(table.to_lance())
     return {s.uuid: frozenset(s.fragment_ids) for s in segments if s.fragment_ids}
 
 
@@ -490,7 +491,7 @@ def test_a_prune_cut_before_its_cleanup_is_finished_by_the_next(
     def killed(*args: object, **kwargs: object) -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(maintenance, "drop_old_versions", killed)
+    monkeypatch.setattr(store_segments, "drop_old_versions", killed)
     with pytest.raises(StorageError, match="No space left"):
         purge.delete_final(ctx, gen, EntryFilter.of_ids([doomed.id]))
     assert not ctx.store.has_deleted_rows(gen.id)  # the rewrite committed

@@ -23,8 +23,8 @@ from memory.errors import NotFound
 from memory.models import Bank, EntryIn
 from memory.store import filters
 from memory.store.lance import LanceStore
-from memory.store.maintenance import StoreTuning
 from memory.store.schema import entries_schema
+from memory.store.segments import StoreTuning
 from memory.testing import hashing_embedder
 from memory.types.entry_filter import EntryFilter
 

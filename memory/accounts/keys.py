@@ -34,7 +34,7 @@ MAX_RAW_KEY = 200
 
 
 class KeyStore(Protocol):
-    """Where key rows live (`memory.store.LanceStore` through `memory.store.keys.KeyTable`)."""
+    """Where key rows live (`memory.store.LanceStore` through `memory.store.api_keys.KeyTable`)."""
 
     def put_key_row(self, row: dict[str, Any]) -> None:
         """Insert or replace a key row."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memory import purge
 from memory.config import configs_dir, read_yaml, user_configs_dir
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.layers import keys
+from memory.layers import key_templates as keys
 from memory.layers.config import AgentMemoryConfig, parse_memory_config
 from memory.layers.storage import (
     AGENTS_BANK,

@@ -27,8 +27,8 @@ from memory.compaction.summarizer import completer_for, summarizer_label
 from memory.errors import StorageError
 from memory.layers import identity, working
 from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
-from memory.layers.merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.receipt import TableWipe, wipe_rows
+from memory.layers.session_merge import RunningSummary, SessionMessage, merge_session
 from memory.layers.storage import append, existing_bank, layer_bank, rows
 from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn

@@ -19,7 +19,8 @@ from memory import entries
 from memory.compaction.plan import SUMMARY_SLACK
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.errors import Conflict, InvalidInput
-from memory.layers import identity, keys
+from memory.layers import identity
+from memory.layers import key_templates as keys
 from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
 from memory.layers.receipt import TableWipe, wipe_rows
 from memory.layers.storage import append, existing_bank, layer_bank, rows

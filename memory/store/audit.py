@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.store.indices import FTS_INDEX, KEY_INDEX
-from memory.store.maintenance import stale_segments
+from memory.store.segments import stale_segments
 
 PRUNE_DUE = "membank.prune_due"
 """Config key of an entries table whose last deletion may not be pruned yet."""

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 import lancedb
 
 from memory.errors import StorageError
-from memory.store import maintenance
+from memory.store import segments
 from memory.store.locks import is_local, pruning, writing
-from memory.store.maintenance import StoreTuning
 from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
+from memory.store.segments import StoreTuning
 
 T = TypeVar("T")
 
@@ -92,11 +92,11 @@ class Connection:
         def attempt() -> None:
             table.checkout_latest()
             with self._writing(table):
-                maintenance.finish_deletion(table, self.tuning)
+                segments.finish_deletion(table, self.tuning)
             table.checkout_latest()
             # streaming readers (exports) and writes in flight hold the table shared: wait
             with pruning(self.uri, table.name):
-                maintenance.drop_old_versions(
+                segments.drop_old_versions(
                     table.to_lance(), timedelta(0), delete_unverified=self._delete_unverified
                 )
             table.checkout_latest()

@@ -5,7 +5,7 @@ The URI is a local folder by default and object storage (s3://, gs://) by config
 memory://, whose tables `to_lance()` (pylance, a separate in-memory store) cannot open.
 Deletions are final: a delete commit, then `prune` rewrites the fragments holding deleted
 rows (LanceDB remaps the bounded index segments over them) and drops every old version
-(`maintenance`). Reads and commits that lose a race with another process are rerun from the
+(`segments`). Reads and commits that lose a race with another process are rerun from the
 latest version by one retry policy (`retry`).
 """
 
@@ -30,13 +30,13 @@ from memory.store import (
     heads,
     indices,
     locks,
-    maintenance,
     neighbour_text,
     neighbours,
     queries,
+    segments,
     unique,
 )
-from memory.store.keys import KeyTable
+from memory.store.api_keys import KeyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.registry import Registry
@@ -184,7 +184,7 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
 
         The store derives `search_text` where the rows lack it (see `schema.index_text`),
         appends at most `tuning.segment_rows` rows at a time, and folds new rows into the
-        indices once enough piled up (`maintenance.index_new_rows`), so index segments stay
+        indices once enough piled up (`segments.index_new_rows`), so index segments stay
         bounded.
         """
         dims = int(rows.schema.field("vector").type.list_size)
@@ -217,8 +217,8 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         self._maintain_if_due(table)
 
     def _maintain_if_due(self, table: Any) -> None:
-        """Fold new rows into the indices once enough piled up (`maintenance.needs_indexing`)."""
-        if self._on_latest(table, lambda t: maintenance.needs_indexing(t, self.tuning)):
+        """Fold new rows into the indices once enough piled up (`segments.needs_indexing`)."""
+        if self._on_latest(table, lambda t: segments.needs_indexing(t, self.tuning)):
             self._maintain(table)
 
     def maintain(self, bank_id: str) -> None:
@@ -247,10 +247,10 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         try:
             with self._writing(table):
                 table.checkout_latest()
-                maintenance.index_new_rows(table, self.tuning, merge=merge)
+                segments.index_new_rows(table, self.tuning, merge=merge)
             if merge:
                 keep = self.tuning.keep_versions
-                maintenance.drop_old_versions(table.to_lance(), keep, delete_unverified=False)
+                segments.drop_old_versions(table.to_lance(), keep, delete_unverified=False)
         except STORAGE_ERRORS as exc:
             # Another writer committed (or pruned) meanwhile: the rows are safe, and the next
             # write sees the same backlog and maintains again.
@@ -412,7 +412,7 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         table = self._entries(bank_id)
         if table is None:
             return False
-        return bool(self._on_latest(table, lambda t: maintenance.holds_deleted(t.to_lance())))
+        return bool(self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())))
 
     def count(self, bank_id: str, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""

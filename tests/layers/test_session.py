@@ -12,8 +12,8 @@ from session_support import AppendingCompleter, merge_in_child, write_conversati
 from memory.context import Context
 from memory.errors import InvalidInput, ProviderError
 from memory.layers import session
-from memory.layers.merge import MergeResult, RunningSummary, SessionMessage, merge_session
 from memory.layers.session import SessionMergeRequest
+from memory.layers.session_merge import MergeResult, RunningSummary, SessionMessage, merge_session
 from memory.providers.extractive import ExtractiveCompleter
 from memory.providers.tokens import count_tokens
 from memory.testing import ScriptedCompleter
