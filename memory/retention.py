@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from memory import maintenance, purge
+from memory import purge, verify
 from memory.clock import days_before
 from memory.errors import MembankError
 from memory.models import Bank
@@ -132,7 +132,7 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     )
     provisioned = ctx.store.has_entries_table(bank.id)  # deleting needs no embedder
     if provisioned and purge.finish(ctx, bank):
-        maintenance.repair_counters(ctx, bank)  # the deletion may have removed summaries
+        verify.repair_counters(ctx, bank)  # the deletion may have removed summaries
         result = result.model_copy(update={"finished_pending": True})
     expired = plan.entry_filter()
     if expired is None:

@@ -425,7 +425,7 @@ def _crash_at(step: str) -> None:
 def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
     ctx: Context, clock: FixedClock
 ) -> None:
-    from memory import maintenance
+    from memory import verify
 
     bank = make_bank(ctx, max_turns=4, compaction_prompt=None)
     write_turns(ctx, bank, "k", 6)
@@ -435,13 +435,13 @@ def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
     set_checkpoint(None)
     # a drop leaves no summary behind: its time was saved before the delete
     assert banks.get(ctx, bank.id).last_compaction_at == clock.now()
-    assert maintenance.verify_bank(ctx, bank).clean
+    assert verify.verify_bank(ctx, bank).clean
 
 
 def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     ctx: Context, clock: FixedClock, extractive: ExtractiveCompleter
 ) -> None:
-    from memory import maintenance
+    from memory import verify
 
     bank = make_bank(ctx, max_turns=4)
     write_turns(ctx, bank, "k", 6)
@@ -452,7 +452,7 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     set_checkpoint(None)
     stale = banks.get(ctx, bank.id)
     assert (stale.summary_count, stale.last_compaction_at) == (0, None)
-    health = maintenance.verify_bank(ctx, stale)
+    health = verify.verify_bank(ctx, stale)
     assert len(health.problems) == 2, health.problems  # count and time both off
     made = clock.now()
     clock.advance(timedelta(hours=1))
@@ -462,4 +462,4 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     assert result.status == "under_threshold"
     repaired = banks.get(ctx, bank.id)
     assert (repaired.summary_count, repaired.last_compaction_at) == (1, made)
-    assert maintenance.verify_bank(ctx, repaired).clean
+    assert verify.verify_bank(ctx, repaired).clean

@@ -19,7 +19,7 @@ The steps, under the partition's lock:
 
 A process killed anywhere leaves every entry either present or covered by exactly one
 summary; running compaction again finishes the job (step 1), the prune a kill interrupted
-(`purge.finish`) and the bank's counters (`maintenance.repair_counters`: each summary
+(`purge.finish`) and the bank's counters (`verify.repair_counters`: each summary
 records when it was made; a drop, which leaves no summary, stamps the bank first).
 """
 
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from memory import banks, entries, maintenance, purge
+from memory import banks, entries, purge, verify
 from memory.compaction.plan import (
     SUMMARY_SLACK,
     CompactionPlan,
@@ -309,7 +309,7 @@ def _store_summary(
             "model": model,
             "covers": len(covered),
             "budget_tokens": plan.summary_budget,
-            maintenance.COMPACTED_AT: ctx.clock.now().isoformat(),
+            verify.COMPACTED_AT: ctx.clock.now().isoformat(),
             NEWEST_COVERED_AT: max(newest_fact_at(e) for e in covered).isoformat(),
         },
         created_at=created_at,
@@ -365,7 +365,7 @@ def reconcile(ctx: Context, bank: Bank, *, prune: bool = True) -> bool:
     Returns True when something had to be done.
     """
     pruned = prune and purge.finish(ctx, bank)
-    return bool(maintenance.repair_counters(ctx, bank)) or pruned
+    return bool(verify.repair_counters(ctx, bank)) or pruned
 
 
 def _stamp(ctx: Context, bank: Bank) -> None:
@@ -378,7 +378,7 @@ def _stamp(ctx: Context, bank: Bank) -> None:
 def record_stats(ctx: Context, bank: Bank) -> Bank:
     """Store the bank's current summary count and last compaction time (now, or the newest
     summary's own time if a clock elsewhere ran ahead of this one); returns the bank."""
-    derived = maintenance.derived_counters(ctx, bank)
+    derived = verify.derived_counters(ctx, bank)
     now = ctx.clock.now()
     return banks.update_counters(
         ctx.for_account(bank.account),

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory import maintenance
-from memory.maintenance import BankHealth
+from memory import verify as checks
 from memory.models import Bank
 from memory.ops.banks import get, list_banks
+from memory.verify import BankHealth
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -33,7 +33,7 @@ def verify(ctx: Context, request: MaintenanceRequest) -> list[BankHealth]:
     Raises:
         NotFound: an unknown bank (over every bank, a failing one is reported instead).
     """
-    return _each(ctx, request, maintenance.verify_bank, maintenance.verify_all)
+    return _each(ctx, request, checks.verify_bank, checks.verify_all)
 
 
 def maintain(ctx: Context, request: MaintenanceRequest) -> list[BankHealth]:
@@ -43,7 +43,7 @@ def maintain(ctx: Context, request: MaintenanceRequest) -> list[BankHealth]:
         NotFound: an unknown bank.
         PrunePending: one bank's prune failed (over every bank, it is reported instead).
     """
-    return _each(ctx, request, maintenance.maintain_bank, maintenance.maintain_all)
+    return _each(ctx, request, checks.maintain_bank, checks.maintain_all)
 
 
 def _each(

@@ -13,9 +13,9 @@ from memory.context import Context
 from memory.errors import Conflict, InvalidInput
 from memory.layers import session, wipe, working
 from memory.layers.turns import Turn
-from memory.maintenance import verify_bank
 from memory.models import BankUpdate
 from memory.testing import ScriptedCompleter
+from memory.verify import verify_bank
 
 SUMMARY = "Ann keeps locker 42 at the Berlin gym."
 
