@@ -19,7 +19,7 @@ from compaction_support import (
 )
 from spawned import compact_and_die
 
-from memory import banks, entries, maintenance
+from memory import banks, entries, verify
 from memory.compaction.apply import STEPS, compact_partition
 from memory.context import Context
 from memory.models import Bank
@@ -68,5 +68,5 @@ def test_kill_9_at_each_step_then_rerun(ctx: Context) -> None:
         else:
             assert result.status == "compacted", step
         assert banks.get(ctx, bank.id).summary_count == 1, step
-        health = maintenance.verify_bank(ctx, bank)  # nothing deleted left on disk, counters
+        health = verify.verify_bank(ctx, bank)  # nothing deleted left on disk, counters
         assert health.clean, f"{step}: {health.problems}"

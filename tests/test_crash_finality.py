@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from compaction_support import ExtractiveCompleter, make_bank, turn
 
-from memory import banks, entries, maintenance, retention
+from memory import banks, entries, retention, verify
 from memory.compaction.apply import compact_partition
 from memory.compaction.bank import compact_bank
 from memory.context import Context
@@ -146,7 +146,7 @@ def _finish(case: Case, ctx: Context, bank: Bank) -> None:
     if case.finisher == "write":
         entries.write(ctx, bank, [_said("other", "a later write")])
     elif case.finisher == "maintain":
-        assert maintenance.maintain_bank(ctx, bank).clean, case.name
+        assert verify.maintain_bank(ctx, bank).clean, case.name
     elif case.op == "retention":
         result = retention.apply_retention(ctx, bank)
         assert result.status == ("deleted" if case.kill == "mark" else "nothing_expired")
@@ -196,12 +196,12 @@ def test_kill_9_after_each_deletion_commit_then_a_later_run_finishes_it(tmp_path
         if case.kill != "prune":  # the kill left the deleted text in the files
             assert on_disk, case.name
         if case.kill == "delete":
-            assert not maintenance.verify_bank(ctx, bank).clean, case.name
+            assert not verify.verify_bank(ctx, bank).clean, case.name
 
         _finish(case, ctx, bank)
 
         assert _files_containing(Path(case.uri), case.needle.encode()) == [], case.name
-        health = maintenance.verify_bank(ctx, banks.get(ctx, bank.id))
+        health = verify.verify_bank(ctx, banks.get(ctx, bank.id))
         assert health.clean, f"{case.name}: {health.problems}"
         assert health.stored and health.derived, case.name
         assert health.stored.summary_count == health.derived.summary_count, case.name
@@ -237,13 +237,13 @@ def test_kill_9_after_a_summarising_compaction_then_counters_are_repaired(
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
     stale = banks.get(ctx, bank.id)
     assert stale.last_compaction_at == first  # the kill came before the record was saved
-    assert not maintenance.verify_bank(ctx, stale).clean
+    assert not verify.verify_bank(ctx, stale).clean
 
     compact_bank(ctx, stale)
 
     repaired = banks.get(ctx, bank.id)
     summaries = [e for e in entries.read(ctx, bank) if e.kind == "summary"]
     assert repaired.summary_count == len(summaries) == 1
-    made = datetime.fromisoformat(summaries[0].metadata[maintenance.COMPACTED_AT])
+    made = datetime.fromisoformat(summaries[0].metadata[verify.COMPACTED_AT])
     assert repaired.last_compaction_at is not None and repaired.last_compaction_at >= made
-    assert maintenance.verify_bank(ctx, repaired).clean
+    assert verify.verify_bank(ctx, repaired).clean

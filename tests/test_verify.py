@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from compaction_support import make_bank
 
-from memory import banks, entries, maintenance, purge
+from memory import banks, entries, purge, verify
 from memory.cli import main
 from memory.context import Context
 from memory.errors import NotFound
@@ -192,13 +192,13 @@ def test_a_full_disk_during_a_forget_leaves_it_pending_and_forget_again_finishes
     assert purge.pending_deletions(local, bank)
     with pytest.raises(purge.PrunePending):  # still full: forget again says so, not "not found"
         entries.forget(local, bank, gone)
-    assert not maintenance.verify_bank(local, bank).clean
+    assert not verify.verify_bank(local, bank).clean
 
     disk.free()
     with pytest.raises(NotFound, match="finished now, so nothing deleted is left on disk"):
         entries.forget(local, bank, gone)
     assert _files_containing(Path(data), needle.encode()) == []
-    assert maintenance.verify_bank(local, bank).clean
+    assert verify.verify_bank(local, bank).clean
 
 
 @pytest.mark.parametrize("later", ["write", "retention", "compaction"])
@@ -224,7 +224,7 @@ def test_a_later_run_finishes_a_prune_a_full_disk_stopped(
         compact_bank(local, bank)
 
     assert _files_containing(Path(data), needle.encode()) == []
-    assert maintenance.verify_bank(local, bank).clean
+    assert verify.verify_bank(local, bank).clean
 
 
 def test_a_real_full_disk_stops_the_prune_and_a_later_run_finishes_it(tmp_path: Path) -> None:
@@ -273,9 +273,9 @@ def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
     assert purge.pending_deletions(ctx, bank)
 
     filler.unlink()
-    assert maintenance.maintain_bank(ctx, bank).pruned
+    assert verify.maintain_bank(ctx, bank).pruned
     assert _files_containing(data, needle.encode()) == []
-    assert maintenance.verify_bank(ctx, bank).clean
+    assert verify.verify_bank(ctx, bank).clean
 
 
 def test_verify_reports_index_segments_that_still_hold_a_deleted_fragment(
