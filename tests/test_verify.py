@@ -266,8 +266,10 @@ def _full_tmpfs(small: Path, store_class: type, embedder_class: type) -> None:
     ) as out:  # room for the mark, the neighbour's rewrite and the delete, not the prune
         out.truncate(max(filler.stat().st_size - 48 * 1024, 0))
 
-    with pytest.raises(purge.PrunePending, match="No space left on device"):
+    with pytest.raises(purge.PrunePending, match="disk full: free space") as pending:
         entries.forget(ctx, bank, _secret_id(ctx, bank, needle))
+    assert "No space left on device" in str(pending.value)
+    assert ".rs:" not in str(pending.value)  # no engine source paths
     assert [e.content for e in entries.read(ctx, bank)] == ["first note", "last note"]
     assert _files_containing(data, needle.encode())
     assert purge.pending_deletions(ctx, bank)

@@ -33,7 +33,7 @@ from memory.cli import (
 )
 from memory.cli.args import ContextFactory, open_storage
 from memory.errors import Conflict, InvalidInput, MembankError, NotFound
-from memory.types.problems import one_line
+from memory.types.problems import engine_text, one_line
 
 
 class CommandModule(Protocol):
@@ -155,7 +155,8 @@ def main(
     except (OSError, RuntimeError, ValueError) as exc:
         if os.environ.get("MEMBANK_DEBUG") or not _from_engine(exc):
             raise  # a bug (or a traceback asked for): shown as it is
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        plain = engine_text(exc)
+        first = plain.splitlines()[0] if plain else ""
         sys.stderr.write(
             f"membank: failed: {type(exc).__name__}: {first[:300]} "
             "(set MEMBANK_DEBUG=1 for the traceback)\n"

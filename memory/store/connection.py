@@ -17,6 +17,7 @@ from memory.store import segments
 from memory.store.locks import is_local, pruning, writing
 from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
 from memory.store.segments import StoreTuning
+from memory.types.problems import engine_text
 
 T = TypeVar("T")
 
@@ -104,4 +105,4 @@ class Connection:
         try:
             self.tuning.retry.run(attempt, when=lost_race, reset=table.checkout_latest)
         except STORAGE_ERRORS as exc:
-            raise StorageError(f"pruning old versions failed: {exc}") from exc
+            raise StorageError(f"pruning old versions failed: {engine_text(exc)}") from exc

@@ -49,6 +49,7 @@ from memory.store.schema import (
     entries_schema,
 )
 from memory.types.entry_filter import EntryFilter
+from memory.types.problems import engine_text
 
 EMPTY_DIMS = 1
 """Vector width of the empty result a read of a bank with no table returns (no rows)."""
@@ -239,7 +240,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 table.checkout_latest()
                 rebuilt = indices.ensure_positions(table)
         except STORAGE_ERRORS as exc:
-            raise StorageError(f"rebuilding the full-text index failed: {exc}") from exc
+            raise StorageError(
+                f"rebuilding the full-text index failed: {engine_text(exc)}"
+            ) from exc
         table.checkout_latest()
         return rebuilt
 
@@ -255,7 +258,8 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             # Another writer committed (or pruned) meanwhile: the rows are safe, and the next
             # write sees the same backlog and maintains again.
             if race_of(exc) is None:
-                raise StorageError(f"table maintenance failed: {exc}") from exc
+                why = engine_text(exc)
+                raise StorageError(f"table maintenance failed: {why}") from exc
         table.checkout_latest()
 
     def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
@@ -269,7 +273,8 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                     lambda: table.delete(predicate), when=lost_race, reset=table.checkout_latest
                 )
         except STORAGE_ERRORS as exc:
-            raise StorageError(f"deleting rows failed: {exc}") from exc
+            why = engine_text(exc)
+            raise StorageError(f"deleting rows failed: {why}") from exc
         if prune:
             self._prune_table(table)
 
@@ -340,7 +345,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                     reset=table.checkout_latest,
                 )
         except STORAGE_ERRORS as exc:
-            raise StorageError(f"rewriting the index text of neighbours failed: {exc}") from exc
+            raise StorageError(
+                f"rewriting the index text of neighbours failed: {engine_text(exc)}"
+            ) from exc
         self._maintain_if_due(table)  # the rewritten rows are new rows
 
     def prune(self, bank_id: str) -> None:
@@ -493,7 +500,9 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 reset=table.checkout_latest,
             )
         except STORAGE_ERRORS as exc:
-            raise StorageError(f"marking the table for a deletion failed: {exc}") from exc
+            raise StorageError(
+                f"marking the table for a deletion failed: {engine_text(exc)}"
+            ) from exc
         table.checkout_latest()
 
     def deletion_marked(self, bank_id: str) -> bool:
@@ -740,8 +749,10 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
     def _prune_error(self, bank_id: str) -> str | None:
         try:
             self.prune(bank_id)
-        except (StorageError, OSError) as exc:
+        except StorageError as exc:
             return str(exc)
+        except OSError as exc:
+            return engine_text(exc)
         return None
 
 

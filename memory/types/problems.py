@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -40,3 +41,17 @@ def one_line(errors: ValidationError | Iterable[Any], whole: str = "input") -> s
     """Return every error as one line: `field: message; field: message`."""
     items = errors.errors() if isinstance(errors, ValidationError) else errors
     return "; ".join(str(problem_of(error, whole)) for error in items)
+
+
+_ENGINE_SOURCE = re.compile(r",?\s*(?:/[\w.@+-]+)+\.rs:\d+(?::\d+)?")
+"""Where in its Rust source the storage engine raised an error (`, /home/.../commit.rs:1663:50`)."""
+_DISK_FULL = ("No space left on device", "os error 28", "Disk quota exceeded", "os error 122")
+
+
+def engine_text(error: BaseException | str) -> str:
+    """Return a storage engine's error as a user reads it: without the engine's source paths,
+    and a full disk said plainly ("disk full: free space ...") before the engine's words."""
+    text = _ENGINE_SOURCE.sub("", str(error)).strip()
+    if any(sign in text for sign in _DISK_FULL):
+        return f"disk full: free space on the storage's disk ({text})"
+    return text
