@@ -65,3 +65,13 @@ class Invalid(InvalidInput):
     def __init__(self, message: str, code: str = "invalid") -> None:
         super().__init__(message)
         self.code = code
+
+
+class IngestStopped(MembankError):
+    """An ingest stopped midway (a storage failure, a full disk, Ctrl-C); the message says
+    how many rows it had stored, and running the same ingest again skips those by id."""
+
+    def __init__(self, message: str, *, stored: int, interrupted: bool = False) -> None:
+        super().__init__(message)
+        self.stored = stored
+        self.interrupted = interrupted

@@ -645,3 +645,38 @@ def test_two_concurrent_ingests_of_one_file_store_each_row_once(
     counts = [tuple(map(int, out.split())) for out, _ in outcomes]
     assert sum(new for new, _ in counts) == 300  # each row counted stored by one run only
     assert all(new + known == 300 for new, known in counts)
+
+
+def test_an_ingest_a_full_disk_stops_says_how_many_rows_it_stored(
+    ctx: Context,
+    conv: Bank,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 25: a stopped ingest printed no count of the rows it had stored."""
+    import errno
+
+    from memory.testing import failing_after
+
+    rows = tmp_path / "turns.jsonl"
+    lines = [
+        json.dumps({"id": f"t{i}", "key": f"c{i % 3}", "speaker": "ann", "content": f"turn {i}"})
+        for i in range(120)
+    ]
+    rows.write_text("\n".join(lines) + "\n", "utf-8")
+    full = OSError(errno.ENOSPC, "No space left on device (os error 28)")
+    store = ctx.store
+    monkeypatch.setattr(store, "add_new_rows", failing_after(2, store.add_new_rows, full))
+
+    code = cli(["ingest", str(rows), "--bank", "support", "--batch-size", "40"])
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "after storing 80 rows" in err
+    assert "disk full: free space" in err
+    assert len(entries.read(ctx, conv)) == 80  # two batches committed, the third not
+    monkeypatch.undo()
+    assert cli(["ingest", str(rows), "--bank", "support", "--batch-size", "40"]) == 0
+    assert len(entries.read(ctx, conv)) == 120  # the rerun stores the rest, nothing twice

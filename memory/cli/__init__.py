@@ -32,7 +32,7 @@ from memory.cli import (
     memory_cmd,
 )
 from memory.cli.args import ContextFactory, open_storage
-from memory.errors import Conflict, InvalidInput, MembankError, NotFound
+from memory.errors import Conflict, IngestStopped, InvalidInput, MembankError, NotFound
 from memory.types.problems import engine_text, one_line
 
 
@@ -146,6 +146,9 @@ def main(
     except NotFound as exc:
         sys.stderr.write(f"membank: not found: {exc}\n")
         return 3
+    except IngestStopped as exc:
+        sys.stderr.write(f"membank: {exc}\n")
+        return 130 if exc.interrupted else 1
     except MembankError as exc:
         sys.stderr.write(f"membank: failed: {exc}\n")
         return 1

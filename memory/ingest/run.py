@@ -26,12 +26,13 @@ from pydantic import ValidationError
 
 from memory import entries, purge, validation
 from memory.compaction.bank import compact_if_over
-from memory.errors import InvalidInput
+from memory.errors import IngestStopped, InvalidInput, StorageError
 from memory.ingest.rejects import RejectsWriter, check_rejects_path
 from memory.ingest.report import CompactionTally, FileReport, IngestReport
 from memory.ingest.sources import RowError, SourceRow, discover, read_rows
 from memory.models import Bank, EntryIn
 from memory.types.entry_filter import EntryFilter
+from memory.types.problems import engine_text
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -78,7 +79,8 @@ def ingest(
         InvalidInput: a path is missing or unsupported, `batch_size` < 1, an unknown
             `on_conflict`, or the rejects path is unusable (an input, a file that is not a
             rejects file, not creatable); nothing is stored then.
-        StorageError: a rejects file could not be written midway.
+        IngestStopped: a storage failure (a full disk, a rejects file that could not be
+            written) or Ctrl-C stopped it midway; says how many rows were stored.
     """
     if batch_size < 1:
         raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
@@ -117,10 +119,26 @@ def ingest(
             writer.flush()
             if progress and read:
                 progress(read)
+        except (StorageError, OSError, KeyboardInterrupt) as exc:
+            raise _stopped(exc, writer.committed) from exc
         finally:
             writer.prune_replaced()
     return IngestReport(
         bank_id=bank.id, bank=bank.name, files=reports, compaction=writer.compaction
+    )
+
+
+def _stopped(exc: BaseException, stored: int) -> IngestStopped:
+    """Return the error an ingest stopped by `exc` raises: what stopped it, and how many rows
+    it had stored (those stay; the same ingest run again skips them by id)."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    why = "interrupted" if interrupted else engine_text(exc)
+    rows = "1 row" if stored == 1 else f"{stored} rows"
+    return IngestStopped(
+        f"ingest stopped ({why}) after storing {rows}; they stay, and running the same "
+        "ingest again skips them by id",
+        stored=stored,
+        interrupted=interrupted,
     )
 
 
@@ -301,6 +319,8 @@ class _BatchWriter:
     compaction: CompactionTally = field(default_factory=CompactionTally)
     replaced: bool = False
     """Whether a stored entry was deleted for a row's version (its prune is due)."""
+    committed: int = 0
+    """Entries stored (new or replacing) by the batches committed so far."""
 
     def add(self, pending: _Pending) -> bool:
         """Queue an entry; returns True when this flushed a batch."""
@@ -340,6 +360,7 @@ class _BatchWriter:
             placed.append(pending)
         self._delete(replace)
         written = entries.write(self.ctx, self.bank, fresh, unique=True)
+        self.committed += len(written)
         self._count_skipped(placed, {entry.id for entry in written}, replace)
         touched = {entry.key for entry in written}
         self.compaction.add(compact_if_over(self.ctx, self.bank, touched))
