@@ -463,3 +463,21 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     repaired = banks.get(ctx, bank.id)
     assert (repaired.summary_count, repaired.last_compaction_at) == (1, made)
     assert verify.verify_bank(ctx, repaired).clean
+
+
+def test_compacting_a_bank_reports_progress_per_partition(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    """Issue 25: `membank compact` over many partitions said nothing until the end."""
+    from memory.ops.compaction import compact_now
+
+    bank = make_bank(ctx, max_turns=4)
+    for key in ("a", "b", "c"):
+        write_turns(ctx, bank, key, 6)
+    write_turns(ctx, bank, "small", 2)  # under the threshold: not visited
+    seen: list[tuple[int, int]] = []
+
+    results = compact_now(ctx, bank, progress=lambda done, total: seen.append((done, total)))
+
+    assert sorted(r.key for r in results) == ["a", "b", "c"]
+    assert seen == [(1, 3), (1, 3), (1, 3)]

@@ -9,9 +9,6 @@ rows need fixing. Progress bars go to stderr, only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from memory.cli.args import (
@@ -22,7 +19,7 @@ from memory.cli.args import (
     positive,
     time_range,
 )
-from memory.cli.output import counted, emit_json, say
+from memory.cli.output import counted, emit_json, progress_bar, say
 
 EXIT_REJECTED = 4
 """Exit code of an ingest that finished but quarantined rows in a rejects file."""
@@ -84,22 +81,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--top", type=positive, default=10, help="rows per breakdown table, 1 or more (default 10)"
     )
     stats.set_defaults(handler=_stats)
-
-
-@contextmanager
-def progress_bar(total: int | None, unit: str) -> Iterator[Callable[[int], None] | None]:
-    """Yield a progress callback drawing a tqdm bar on stderr, or None when not a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit=unit, file=sys.stderr, leave=False) as bar:
-
-        def advance(count: int) -> None:
-            bar.update(count)
-
-        yield advance
 
 
 def _ingest(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ import json
 import re
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -74,3 +75,24 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
 def say(text: str) -> None:
     """Print a line of human-readable output on stdout, control characters escaped."""
     sys.stdout.write(terminal_safe(text) + "\n")
+
+
+@contextmanager
+def progress_bar(total: int | None, unit: str) -> Iterator[Callable[..., None] | None]:
+    """Yield a progress callback drawing a tqdm bar on stderr, or None when not a terminal.
+
+    The callback takes the count just done and, when the caller learns it on the way, the
+    total (the bar then shows how far along it is and the time left)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit=unit, file=sys.stderr, leave=False) as bar:
+
+        def advance(count: int, of: int | None = None) -> None:
+            if of is not None and bar.total != of:
+                bar.total = of
+            bar.update(count)
+
+        yield advance

@@ -4,7 +4,7 @@ the touched partitions over a threshold, after a write (`compact_if_over`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from memory.compaction.apply import (
@@ -21,21 +21,35 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("membank.compaction")
 
+Progress = Callable[[int, int], None]
+"""Called with (partitions just done, partitions in all) as a long compaction goes."""
+
 
 def compact_bank(
-    ctx: Context, bank: Bank, key: str | None = None, *, wait: float | None = DEFAULT_WAIT_SECONDS
+    ctx: Context,
+    bank: Bank,
+    key: str | None = None,
+    *,
+    wait: float | None = DEFAULT_WAIT_SECONDS,
+    progress: Progress | None = None,
 ) -> list[CompactionResult]:
     """Compact every partition over a threshold (or just `key`); returns one result each.
 
     With `key`, that partition is always visited, so an interrupted compaction of it is
     finished even when it is under its thresholds. Without, a deletion whose prune did not
-    complete is finished and the bank's counters are repaired first.
+    complete is finished and the bank's counters are repaired first. `progress` is called
+    with (1, partitions to do) after each partition.
     """
-    if key is not None:
-        return [compact_partition(ctx, bank, key, wait=wait)]
-    reconcile(ctx, bank)
-    evaluation = evaluate_bank(ctx, bank)
-    return [compact_partition(ctx, bank, p.key, wait=wait) for p in evaluation.over]
+    over = [key] if key is not None else []
+    if key is None:
+        reconcile(ctx, bank)
+        over = [p.key for p in evaluate_bank(ctx, bank).over]
+    results = []
+    for each in over:
+        results.append(compact_partition(ctx, bank, each, wait=wait))
+        if progress is not None:
+            progress(1, len(over))
+    return results
 
 
 def compact_if_over(ctx: Context, bank: Bank, keys: Iterable[str]) -> list[CompactionResult]:
