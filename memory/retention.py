@@ -10,7 +10,7 @@ indefinite ones included: a re-run after a crash finds nothing expired, but stil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
@@ -157,18 +157,24 @@ def apply_retention(ctx: Context, bank: Bank) -> RetentionResult:
     )
 
 
-def apply_all(ctx: Context, selected: Iterable[Bank]) -> list[RetentionResult]:
+def apply_all(
+    ctx: Context, selected: Iterable[Bank], progress: Callable[[int, int], None] | None = None
+) -> list[RetentionResult]:
     """Apply retention to each bank in turn; returns one result per bank.
 
     A bank that fails (e.g. storage it cannot reach) is reported with status `failed` and
-    its error; the banks after it still get their retention.
+    its error; the banks after it still get their retention. `progress` is called with
+    (1, banks in all) after each bank.
     """
+    chosen = list(selected)
     results: list[RetentionResult] = []
-    for bank in selected:
+    for bank in chosen:
         try:
             results.append(apply_retention(ctx, bank))
         except MembankError as exc:
             results.append(_failed(bank, exc))
+        if progress is not None:
+            progress(1, len(chosen))
     return results
 
 

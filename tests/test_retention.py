@@ -110,11 +110,13 @@ def test_apply_all_reports_each_bank(ctx: Context, clock: FixedClock) -> None:
     short = make_bank(ctx, "short", retention_days=1)
     make_bank(ctx, "forever", type="general", retention_days=None)
     _write_at(ctx, short, clock.now() - timedelta(days=2), "old")
-    results = retention.apply_all(ctx, banks.list_banks(ctx))
+    seen: list[tuple[int, int]] = []  # issue 25: `retention --all` was silent to the end
+    results = retention.apply_all(ctx, banks.list_banks(ctx), lambda *step: seen.append(step))
     assert {(r.bank_name, r.status, r.deleted) for r in results} == {
         ("short", "deleted", 1),
         ("forever", "indefinite", 0),
     }
+    assert seen == [(1, 2), (1, 2)]  # one step per bank, out of two
 
 
 def test_apply_all_goes_past_a_bank_that_fails(

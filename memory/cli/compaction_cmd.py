@@ -102,11 +102,13 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _retention(args: argparse.Namespace) -> int:
+    from memory.cli.output import progress_bar
     from memory.ops import retention
 
     # one bank: its error is the command's (exit 2 for a missing mode); --all reports each
     request = retention.RetentionRequest(bank=None if args.all else args.bank)
-    results = retention.apply(context(args), request)
+    with progress_bar(None, " banks") as progress:
+        results = retention.apply(context(args), request, progress)
     failed = [r for r in results if r.status == "failed"]
     if args.json:
         emit_json(results)

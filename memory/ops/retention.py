@@ -4,6 +4,7 @@ compaction summaries it would delete. The sweep's per-bank step is `memory.ops.s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -43,8 +44,11 @@ class RetentionPreview:
     summaries: list[ExpiredSummary]
 
 
-def apply(ctx: Context, request: RetentionRequest) -> list[RetentionResult]:
-    """Delete expired entries for good (old versions pruned); returns one result per bank.
+def apply(
+    ctx: Context, request: RetentionRequest, progress: Callable[[int, int], None] | None = None
+) -> list[RetentionResult]:
+    """Delete expired entries for good (old versions pruned); returns one result per bank
+    (`progress`: called with (1, banks in all) after each bank of an all-banks run).
 
     With a bank, its error is the caller's; over every bank, a bank that fails is reported
     with status `failed` and the banks after it still get their retention.
@@ -53,7 +57,7 @@ def apply(ctx: Context, request: RetentionRequest) -> list[RetentionResult]:
         NotFound: an unknown bank.
     """
     if request.bank is None:
-        return retention.apply_all(ctx, list_banks(ctx))
+        return retention.apply_all(ctx, list_banks(ctx), progress)
     return [retention.apply_retention(ctx, get(ctx, request.bank))]
 
 
