@@ -36,7 +36,7 @@ trap cleanup EXIT
 log "a bank over its max_turns threshold (written before the threshold was set)"
 "$PYTHON" - <<'PY'
 from memory import banks, entries
-from memory.context import open_context
+from memory.wiring import open_context
 from memory.models import BankCreate, BankUpdate, EntryIn
 
 ctx = open_context()
@@ -79,7 +79,7 @@ PY
 log "checking the bank was compacted"
 "$PYTHON" - <<'PY'
 from memory import banks, entries, purge
-from memory.context import open_context
+from memory.wiring import open_context
 
 ctx = open_context()
 bank = banks.get(ctx, "smoke")
