@@ -15,7 +15,7 @@ Derived counters:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -27,8 +27,6 @@ from memory.models import Bank
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from memory.context import Context
 
 COMPACTED_AT = "compacted_at"
@@ -222,14 +220,36 @@ def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
     return after.model_copy(update={"pruned": pruned, "repaired": repaired})
 
 
-def verify_all(ctx: Context, selected: Iterable[Bank]) -> list[BankHealth]:
+Progress = Callable[[int, int], None]
+"""Called with (banks just done, banks in all) as a run over every bank goes."""
+
+
+def verify_all(
+    ctx: Context, selected: Iterable[Bank], progress: Progress | None = None
+) -> list[BankHealth]:
     """Verify each bank in turn; a bank that cannot be read is reported with its error."""
-    return [_each(ctx, bank, verify_bank) for bank in selected]
+    return _every(ctx, list(selected), verify_bank, progress)
 
 
-def maintain_all(ctx: Context, selected: Iterable[Bank]) -> list[BankHealth]:
+def maintain_all(
+    ctx: Context, selected: Iterable[Bank], progress: Progress | None = None
+) -> list[BankHealth]:
     """Maintain each bank in turn; one that fails is reported and the others still run."""
-    return [_each(ctx, bank, maintain_bank) for bank in selected]
+    return _every(ctx, list(selected), maintain_bank, progress)
+
+
+def _every(
+    ctx: Context,
+    chosen: list[Bank],
+    action: Callable[[Context, Bank], BankHealth],
+    progress: Progress | None,
+) -> list[BankHealth]:
+    results = []
+    for bank in chosen:
+        results.append(_each(ctx, bank, action))
+        if progress is not None:
+            progress(1, len(chosen))
+    return results
 
 
 def _each(ctx: Context, bank: Bank, action: Callable[[Context, Bank], BankHealth]) -> BankHealth:

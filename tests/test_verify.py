@@ -142,6 +142,20 @@ def test_all_banks_are_checked_and_one_bad_bank_fails_the_run(local: Context, da
     assert _cli(data, "verify", "--all")[0] == 0
 
 
+def test_a_run_over_every_bank_reports_progress_per_bank(local: Context) -> None:
+    """Issue 25: `maintain --all` over many banks said nothing until the end."""
+    from memory.ops import maintenance
+
+    for name in ("a", "b", "c"):
+        make_bank(local, name)
+    every = maintenance.MaintenanceRequest(bank=None)
+    for action in (maintenance.verify, maintenance.maintain):
+        seen: list[tuple[int, int]] = []
+        results = action(local, every, lambda *step, into=seen: into.append(step))
+        assert sorted(r.bank_name for r in results) == ["a", "b", "c"]
+        assert seen == [(1, 3), (1, 3), (1, 3)]
+
+
 @pytest.mark.parametrize("command", ["maintain", "verify"])
 def test_bad_targets_are_exit_2_and_a_missing_bank_exit_3(
     local: Context, data: str, command: str

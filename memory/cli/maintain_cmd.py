@@ -49,11 +49,14 @@ def _verify(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, command: str) -> int:
     """Verify or maintain BANK or every bank; one bank's error is the command's (exit 3
     when it does not exist), while --all reports each bank's and goes on."""
+    from memory.cli.output import progress_bar
     from memory.ops import maintenance
 
     action = {"maintain": maintenance.maintain, "verify": maintenance.verify}[command]
     request = maintenance.MaintenanceRequest(bank=None if args.all else args.bank)
-    return _report(args, action(context(args), request), command)
+    with progress_bar(None, " banks") as progress:
+        results = action(context(args), request, progress)
+    return _report(args, results, command)
 
 
 def _report(args: argparse.Namespace, results: list[BankHealth], command: str) -> int:
