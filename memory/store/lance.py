@@ -12,7 +12,7 @@ latest version by one retry policy (`retry`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -21,13 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.errors import StorageError
-from memory.models import ENTRY_FIELDS, HIT_FIELDS, Entry
-from memory.ports import DeletionReceipt, PartitionSize
+from memory.models import Entry
 from memory.store import (
-    audit,
     duplicates,
     filters,
-    heads,
     indices,
     locks,
     neighbour_text,
@@ -37,11 +34,13 @@ from memory.store import (
     unique,
 )
 from memory.store.api_keys import KeyTable
+from memory.store.deletion import Deletions
+from memory.store.entry_reads import EntryReads
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.registry import Registry
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
-from memory.store.rows import entries_of, rows_of
+from memory.store.rows import rows_of
 from memory.store.schema import (
     CONTEXT_COLUMN,
     ENTRY_COLUMNS,
@@ -60,7 +59,7 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore(LabRunsStore, Registry, KeyTable):
+class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
     """The bank registry, the per-bank entries tables, the saved lab runs and the API keys in
     one LanceDB database.
 
@@ -350,12 +349,6 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
             ) from exc
         self._maintain_if_due(table)  # the rewritten rows are new rows
 
-    def prune(self, bank_id: str) -> None:
-        """Rewrite fragments with deleted rows and drop old versions of a bank's table."""
-        table = self._entries(bank_id)
-        if table is not None:
-            self._prune_table(table)
-
     def old_version_count(self, bank_id: str) -> int:
         """Return how many versions besides the latest the bank's table keeps (0 when final)."""
         return max(self.version_count(bank_id) - 1, 0)
@@ -413,14 +406,6 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
                 scan_in_order=True,
             )
 
-    def has_deleted_rows(self, bank_id: str) -> bool:
-        """Return True when deleted rows still sit in the table's data or index files (a prune
-        is due); old versions are counted apart (`old_version_count`)."""
-        table = self._entries(bank_id)
-        if table is None:
-            return False
-        return bool(self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())))
-
     def count(self, bank_id: str, where: str | None = None) -> int:
         """Return the number of chunk rows matching `where`."""
         table = self._entries(bank_id)
@@ -453,186 +438,6 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         )
         return queries.with_score(result)
 
-    def search_chunks(
-        self,
-        bank_id: str,
-        *,
-        method: str,
-        vector: np.ndarray[Any, Any] | None,
-        text: str | None,
-        flt: EntryFilter | None = None,
-        limit: int,
-        fields: Sequence[str] = HIT_FIELDS,
-    ) -> pa.Table:
-        """Return up to `limit` chunks ranked by vector or full-text relevance among the
-        entries `flt` matches, one row per chunk with `fields` under their names (entry
-        fields, and `chunk`, `chunk_text`, `carries`: `heads.CHUNK_FIELDS`) and `_score`
-        (higher is better)."""
-        if flt is not None and flt.matches_nothing:
-            return pa.table({f: [] for f in [*fields, "_score"]})
-        columns = heads.hit_columns_of(fields)
-        found = self.search(
-            bank_id,
-            method=method,
-            vector=vector,
-            text=text,
-            where=filters.where_of(flt),
-            limit=limit,
-            columns=columns,
-        )
-        return found.rename_columns(dict(zip(columns, fields, strict=True)))
-
-    # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
-
-    def mark_deletion(self, bank_id: str, *, pending: bool) -> None:
-        """Set (before a delete commit) or clear the table's "prune due" mark, one small commit.
-
-        Raises:
-            StorageError: the commit failed (e.g. a full disk): nothing was deleted.
-        """
-        table = self._entries(bank_id)
-        if table is None:
-            return
-        try:
-            self.tuning.retry.run(
-                lambda: audit.mark(table.to_lance(), pending=pending),
-                when=lost_race,
-                reset=table.checkout_latest,
-            )
-        except STORAGE_ERRORS as exc:
-            raise StorageError(
-                f"marking the table for a deletion failed: {engine_text(exc)}"
-            ) from exc
-        table.checkout_latest()
-
-    def deletion_marked(self, bank_id: str) -> bool:
-        """Return True when the latest version is marked "prune due" or keeps deleted rows in
-        its files; reads the latest manifest only (cheap enough for every write)."""
-        table = self._entries(bank_id)
-        if table is None:
-            return False
-        return bool(self._on_latest(table, lambda t: audit.marked(t.to_lance())))
-
-    def deletion_audit(self, bank_id: str) -> audit.DeletionAudit:
-        """Return what deleted data the table's files still hold, from every kept manifest."""
-        table = self._entries(bank_id)
-        if table is None:
-            return audit.DeletionAudit(
-                deleted_rows=0, stale_versions=0, old_versions=0, marked=False
-            )
-        return self._on_latest(table, lambda t: audit.audit(t.to_lance()))
-
-    # the entry-level port (`memory.ports.EntryStore`) -----------------------------------
-
-    def entries(self, bank_id: str, flt: EntryFilter | None = None) -> list[Entry]:
-        """Return the whole entries `flt` matches (None: every entry), oldest first."""
-        if flt is not None and flt.matches_nothing:
-            return []
-        table = self.scan(bank_id, columns=ENTRY_COLUMNS, where=filters.heads_of(flt))
-        return entries_of(bank_id, table.to_pylist())
-
-    def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int:
-        """Return how many entries `flt` matches (None: every entry)."""
-        if flt is not None and flt.matches_nothing:
-            return 0
-        return self.count(bank_id, filters.heads_of(flt))
-
-    def partition_sizes(self, bank_id: str, flt: EntryFilter | None = None) -> list[PartitionSize]:
-        """Return each partition's entry count and token total, largest first (tokens,
-        entries, then key), from one projected scan of the entries `flt` matches."""
-        if flt is not None and flt.matches_nothing:
-            return []
-        table = self.scan(bank_id, columns=["key", "token_count"], where=filters.heads_of(flt))
-        if table.num_rows == 0:
-            return []
-        grouped = table.group_by("key").aggregate([("key", "count"), ("token_count", "sum")])
-        sizes = [
-            PartitionSize(key=str(key), entries=int(entries), tokens=int(tokens))
-            for key, entries, tokens in zip(
-                grouped.column("key").to_pylist(),
-                grouped.column("key_count").to_pylist(),
-                grouped.column("token_count_sum").to_pylist(),
-                strict=True,
-            )
-        ]
-        sizes.sort(key=lambda s: (-s.tokens, -s.entries, s.key))
-        return sizes
-
-    def entry_batches(
-        self,
-        bank_id: str,
-        flt: EntryFilter | None = None,
-        *,
-        fields: Sequence[str] = ENTRY_FIELDS,
-        batch_size: int = 10_000,
-        batch_bytes: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """Yield the entries `flt` matches as Arrow batches, one row per entry, in storage
-        order, with only `fields` under their entry names (`ENTRY_FIELDS`, and
-        `vectors`: the entry's chunk vectors in chunk order); streams whatever the size.
-
-        Without a filter the first-chunk condition is applied here, in Arrow: it matches most
-        rows, and a pushed-down filter makes Lance read the other columns row by row (late
-        materialization), 2x the CPU of reading them whole (measured, bench/export.py); with
-        a filter (usually selective) it is pushed down with it.
-        """
-        if flt is not None and flt.matches_nothing:
-            return
-        columns = heads.columns_of(fields)
-        where = filters.where_of(flt)
-        if heads.VECTORS in fields:
-            dims = self.vector_dims(bank_id)
-            if dims is None:
-                return
-            wanted = [*columns, *(c for c in ("chunk_count",) if c not in columns)]
-            chunks = self.scan_batches(
-                bank_id,
-                columns=[*wanted, heads.CHUNK, "vector"],
-                where=where,
-                batch_size=batch_size,
-                batch_bytes=batch_bytes,
-            )
-            yield from heads.with_vectors(chunks, fields, dims)
-            return
-        in_arrow = where is None
-        batches = self.scan_batches(
-            bank_id,
-            columns=[*columns, heads.CHUNK] if in_arrow else columns,
-            where=None if in_arrow else filters.heads_of(flt),
-            batch_size=batch_size,
-            batch_bytes=batch_bytes,
-        )
-        for batch in batches:
-            if in_arrow:
-                batch = heads.first_chunks(batch)
-                if not batch.num_rows:
-                    continue
-            yield heads.named(batch, fields)
-
-    def entry_table(
-        self,
-        bank_id: str,
-        flt: EntryFilter | None = None,
-        *,
-        fields: Sequence[str] = ENTRY_FIELDS,
-    ) -> pa.Table:
-        """Return the entries `flt` matches as one Arrow table, one row per entry, with only
-        `fields` under their entry names (`ENTRY_FIELDS`; not `vectors`).
-
-        Read in one projected scan; without a filter the first-chunk condition is applied
-        here, in Arrow (see `entry_batches`: reading a few small columns whole is faster).
-        """
-        columns = heads.columns_of(fields)
-        if heads.VECTORS in fields:
-            raise ValueError("entry_table does not return vectors: use entry_batches")
-        if flt is not None and flt.matches_nothing:
-            table = self.scan(bank_id, columns=columns, where="false")
-        elif filters.where_of(flt) is None:
-            table = heads.first_chunks_of_table(self.scan(bank_id, columns=[*columns, heads.CHUNK]))
-        else:
-            table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
-        return table.rename_columns(dict(zip(columns, fields, strict=True)))
-
     @contextmanager
     def partition_lock(
         self, bank_id: str, key: str, *, timeout: float | None = None
@@ -654,106 +459,6 @@ class LanceStore(LabRunsStore, Registry, KeyTable):
         """Hold the account's bank-name lock (one name claim at a time)."""
         with locks.names_lock(self.uri, account):
             yield
-
-    def delete_final(
-        self,
-        bank_id: str,
-        flt: EntryFilter,
-        *,
-        account: str,
-        prune_now: bool = True,
-        after_delete: Callable[[], None] | None = None,
-    ) -> DeletionReceipt:
-        """Delete the entries `flt` matches for good, as one transaction the store owns.
-
-        Under the bank's lock: delete the account's saved lab runs holding a copy of them,
-        mark the table "prune due", take them out of the index text of the turns after them,
-        delete every chunk row in one commit, then prune (unless `prune_now` is False: a
-        sweep prunes each bank once, after all its partitions; `prune_bank` then).
-        `after_delete` runs between the delete commit and the prune (fault injection).
-
-        Returns a receipt: how many entries went, and whether the prune finished. A prune
-        that failed (a full disk) leaves the mark; `receipt.raise_if_pending()` raises
-        PrunePending, and the next write, sweep or `finish_deletion` finishes it.
-
-        Raises:
-            StorageError: a step before the delete commit failed (nothing was deleted).
-        """
-        return self.delete_rows_final(
-            bank_id,
-            filters.where_of(flt) or "true",
-            account=account,
-            prune_now=prune_now,
-            after_delete=after_delete,
-            flt=flt,
-        )
-
-    def delete_rows_final(
-        self,
-        bank_id: str,
-        predicate: str,
-        *,
-        account: str,
-        prune_now: bool = True,
-        after_delete: Callable[[], None] | None = None,
-        flt: EntryFilter | None = None,
-    ) -> DeletionReceipt:
-        """`delete_final` by a chunk-row predicate (callers not yet on EntryFilter)."""
-        with locks.bank_lock(self.uri, bank_id, timeout=None):
-            if flt is not None:
-                count = self.count_entries(bank_id, flt)
-            else:
-                count = self.count(bank_id, filters.conjoin(filters.HEAD_ROWS, predicate))
-            self.delete_lab_copies(account, bank_id, predicate)  # saved test runs
-            self.mark_deletion(bank_id, pending=True)
-            self.drop_neighbours_of(bank_id, predicate)  # a turn's copy in the next one's index
-            self.delete_where(bank_id, predicate, prune=False)
-            if after_delete is not None:
-                after_delete()
-            if not prune_now:
-                return DeletionReceipt(entries=count, pruned=False)
-            failure = self._prune_error(bank_id)
-            return DeletionReceipt(entries=count, pruned=failure is None, prune_error=failure)
-
-    def prune_bank(self, bank_id: str) -> DeletionReceipt:
-        """Prune a bank's table under its lock (after `delete_final(..., prune_now=False)`);
-        the receipt says whether the prune finished (`entries` is 0)."""
-        with locks.bank_lock(self.uri, bank_id, timeout=None):
-            failure = self._prune_error(bank_id)
-        return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
-
-    def finish_deletion(
-        self, bank_id: str, *, wait: float | None = None, full: bool = False
-    ) -> DeletionReceipt | None:
-        """Finish a deletion whose prune did not complete.
-
-        Cheap when the table carries no mark (the latest manifest only), unless `full`
-        (check every kept version anyway: deletions made before marks existed). Returns None
-        when there was nothing to finish, or when the bank's lock was not got within `wait`
-        seconds (whoever holds it is deleting or pruning now); else the receipt of the prune
-        (`raise_if_pending` when it failed again: the mark stays).
-        """
-        if not full and not self.deletion_marked(bank_id):
-            return None
-        with locks.bank_lock(self.uri, bank_id, timeout=wait) as held:
-            if not held:
-                return None
-            found = self.deletion_audit(bank_id)
-            if not found.final:  # the mark stays: clearing it now would leave a second version
-                failure = self._prune_error(bank_id)
-                return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
-            if found.marked:  # checked final: the next write need not look again
-                self.mark_deletion(bank_id, pending=False)
-            return None
-
-    def _prune_error(self, bank_id: str) -> str | None:
-        try:
-            self.prune(bank_id)
-        except StorageError as exc:
-            return str(exc)
-        except OSError as exc:
-            return engine_text(exc)
-        return None
 
 
 def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:

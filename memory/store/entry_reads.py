@@ -1,0 +1,198 @@
+"""The entry-level reads of the LanceDB store (`memory.ports.EntryStore`): entries, counts,
+partition sizes, entry batches and tables, ranked chunks, all by `EntryFilter` and under
+entry field names (`LanceStore` mixes this in)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from memory.models import ENTRY_FIELDS, HIT_FIELDS, Entry
+from memory.ports import PartitionSize
+from memory.store import (
+    filters,
+    heads,
+)
+from memory.store.connection import Connection
+from memory.store.rows import entries_of
+from memory.store.schema import (
+    ENTRY_COLUMNS,
+)
+from memory.types.entry_filter import EntryFilter
+
+
+class EntryReads(Connection):
+    """Reads of whole entries by filter: chunk rows never leave the store."""
+
+    if TYPE_CHECKING:  # provided by LanceStore
+
+        def _entries(self, bank_id: str) -> Any | None: ...
+        def vector_dims(self, bank_id: str) -> int | None: ...
+        def scan(
+            self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
+        ) -> pa.Table: ...
+        def scan_batches(
+            self,
+            bank_id: str,
+            *,
+            columns: Sequence[str] = ...,
+            where: str | None = None,
+            batch_size: int = 10_000,
+            batch_bytes: int | None = None,
+        ) -> Iterator[pa.RecordBatch]: ...
+        def count(self, bank_id: str, where: str | None = None) -> int: ...
+        def search(
+            self,
+            bank_id: str,
+            *,
+            method: str,
+            vector: np.ndarray[Any, Any] | None,
+            text: str | None,
+            where: str | None = None,
+            limit: int,
+            columns: Sequence[str] = ...,
+            flt: EntryFilter | None = None,
+        ) -> pa.Table: ...
+
+    def search_chunks(
+        self,
+        bank_id: str,
+        *,
+        method: str,
+        vector: np.ndarray[Any, Any] | None,
+        text: str | None,
+        flt: EntryFilter | None = None,
+        limit: int,
+        fields: Sequence[str] = HIT_FIELDS,
+    ) -> pa.Table:
+        """Return up to `limit` chunks ranked by vector or full-text relevance among the
+        entries `flt` matches, one row per chunk with `fields` under their names (entry
+        fields, and `chunk`, `chunk_text`, `carries`: `heads.CHUNK_FIELDS`) and `_score`
+        (higher is better)."""
+        if flt is not None and flt.matches_nothing:
+            return pa.table({f: [] for f in [*fields, "_score"]})
+        columns = heads.hit_columns_of(fields)
+        found = self.search(
+            bank_id,
+            method=method,
+            vector=vector,
+            text=text,
+            where=filters.where_of(flt),
+            limit=limit,
+            columns=columns,
+        )
+        return found.rename_columns(dict(zip(columns, fields, strict=True)))
+
+    # the entry-level port (`memory.ports.EntryStore`) -----------------------------------
+
+    def entries(self, bank_id: str, flt: EntryFilter | None = None) -> list[Entry]:
+        """Return the whole entries `flt` matches (None: every entry), oldest first."""
+        if flt is not None and flt.matches_nothing:
+            return []
+        table = self.scan(bank_id, columns=ENTRY_COLUMNS, where=filters.heads_of(flt))
+        return entries_of(bank_id, table.to_pylist())
+
+    def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int:
+        """Return how many entries `flt` matches (None: every entry)."""
+        if flt is not None and flt.matches_nothing:
+            return 0
+        return self.count(bank_id, filters.heads_of(flt))
+
+    def partition_sizes(self, bank_id: str, flt: EntryFilter | None = None) -> list[PartitionSize]:
+        """Return each partition's entry count and token total, largest first (tokens,
+        entries, then key), from one projected scan of the entries `flt` matches."""
+        if flt is not None and flt.matches_nothing:
+            return []
+        table = self.scan(bank_id, columns=["key", "token_count"], where=filters.heads_of(flt))
+        if table.num_rows == 0:
+            return []
+        grouped = table.group_by("key").aggregate([("key", "count"), ("token_count", "sum")])
+        sizes = [
+            PartitionSize(key=str(key), entries=int(entries), tokens=int(tokens))
+            for key, entries, tokens in zip(
+                grouped.column("key").to_pylist(),
+                grouped.column("key_count").to_pylist(),
+                grouped.column("token_count_sum").to_pylist(),
+                strict=True,
+            )
+        ]
+        sizes.sort(key=lambda s: (-s.tokens, -s.entries, s.key))
+        return sizes
+
+    def entry_batches(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None = None,
+        *,
+        fields: Sequence[str] = ENTRY_FIELDS,
+        batch_size: int = 10_000,
+        batch_bytes: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the entries `flt` matches as Arrow batches, one row per entry, in storage
+        order, with only `fields` under their entry names (`ENTRY_FIELDS`, and
+        `vectors`: the entry's chunk vectors in chunk order); streams whatever the size.
+
+        Without a filter the first-chunk condition is applied here, in Arrow: it matches most
+        rows, and a pushed-down filter makes Lance read the other columns row by row (late
+        materialization), 2x the CPU of reading them whole (measured, bench/export.py); with
+        a filter (usually selective) it is pushed down with it.
+        """
+        if flt is not None and flt.matches_nothing:
+            return
+        columns = heads.columns_of(fields)
+        where = filters.where_of(flt)
+        if heads.VECTORS in fields:
+            dims = self.vector_dims(bank_id)
+            if dims is None:
+                return
+            wanted = [*columns, *(c for c in ("chunk_count",) if c not in columns)]
+            chunks = self.scan_batches(
+                bank_id,
+                columns=[*wanted, heads.CHUNK, "vector"],
+                where=where,
+                batch_size=batch_size,
+                batch_bytes=batch_bytes,
+            )
+            yield from heads.with_vectors(chunks, fields, dims)
+            return
+        in_arrow = where is None
+        batches = self.scan_batches(
+            bank_id,
+            columns=[*columns, heads.CHUNK] if in_arrow else columns,
+            where=None if in_arrow else filters.heads_of(flt),
+            batch_size=batch_size,
+            batch_bytes=batch_bytes,
+        )
+        for batch in batches:
+            if in_arrow:
+                batch = heads.first_chunks(batch)
+                if not batch.num_rows:
+                    continue
+            yield heads.named(batch, fields)
+
+    def entry_table(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None = None,
+        *,
+        fields: Sequence[str] = ENTRY_FIELDS,
+    ) -> pa.Table:
+        """Return the entries `flt` matches as one Arrow table, one row per entry, with only
+        `fields` under their entry names (`ENTRY_FIELDS`; not `vectors`).
+
+        Read in one projected scan; without a filter the first-chunk condition is applied
+        here, in Arrow (see `entry_batches`: reading a few small columns whole is faster).
+        """
+        columns = heads.columns_of(fields)
+        if heads.VECTORS in fields:
+            raise ValueError("entry_table does not return vectors: use entry_batches")
+        if flt is not None and flt.matches_nothing:
+            table = self.scan(bank_id, columns=columns, where="false")
+        elif filters.where_of(flt) is None:
+            table = heads.first_chunks_of_table(self.scan(bank_id, columns=[*columns, heads.CHUNK]))
+        else:
+            table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
+        return table.rename_columns(dict(zip(columns, fields, strict=True)))
