@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from memory.errors import StorageError
 from memory.models import Entry
@@ -40,15 +39,16 @@ from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.registry import Registry
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
-from memory.store.rows import rows_of
+from memory.store.rows import rows_of, with_search_text
 from memory.store.schema import (
     CONTEXT_COLUMN,
     ENTRY_COLUMNS,
-    SPEAKER_SEPARATOR,
     entries_schema,
 )
 from memory.types.entry_filter import EntryFilter
 from memory.types.problems import engine_text
+
+__all__ = ["LanceStore", "entries_table_name", "with_search_text"]
 
 EMPTY_DIMS = 1
 """Vector width of the empty result a read of a bank with no table returns (no rows)."""
@@ -459,25 +459,3 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         """Hold the account's bank-name lock (one name claim at a time)."""
         with locks.names_lock(self.uri, account):
             yield
-
-
-def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """Return `rows` with the derived `search_text` column, cast to `schema` (its order).
-
-    A `search_text` the writer gave (a turn with its context) is kept; where it is missing
-    or null, `speaker: text` is derived. A missing `context_id` (no turn before) is null.
-    """
-    given = None
-    if indices.FTS_COLUMN in rows.column_names:
-        given = rows.column(indices.FTS_COLUMN).cast(pa.string())
-        rows = rows.drop_columns([indices.FTS_COLUMN])
-    speaker = rows.column("speaker").cast(pa.string())
-    speaker = pc.if_else(pc.equal(speaker, ""), pa.scalar(None, pa.string()), speaker)
-    text = rows.column("text").cast(pa.string())
-    joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
-    if given is not None:
-        joined = pc.coalesce(given, joined)
-    rows = rows.append_column(indices.FTS_COLUMN, joined)
-    if CONTEXT_COLUMN not in rows.column_names:  # only a conversation turn's write has one
-        rows = rows.append_column(CONTEXT_COLUMN, pa.nulls(rows.num_rows, pa.string()))
-    return rows.select(schema.names).cast(schema)

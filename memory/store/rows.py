@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from memory.models import Entry
+from memory.store import indices
+from memory.store.schema import CONTEXT_COLUMN, SPEAKER_SEPARATOR
 
 
 def entry_from_row(bank_id: str, row: dict[str, Any]) -> Entry:
@@ -58,3 +63,25 @@ def rows_of(
         "seq": [seq + position for position in rows],
         "token_count": [e.token_count for e in owners],
     }
+
+
+def with_search_text(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Return `rows` with the derived `search_text` column, cast to `schema` (its order).
+
+    A `search_text` the writer gave (a turn with its context) is kept; where it is missing
+    or null, `speaker: text` is derived. A missing `context_id` (no turn before) is null.
+    """
+    given = None
+    if indices.FTS_COLUMN in rows.column_names:
+        given = rows.column(indices.FTS_COLUMN).cast(pa.string())
+        rows = rows.drop_columns([indices.FTS_COLUMN])
+    speaker = rows.column("speaker").cast(pa.string())
+    speaker = pc.if_else(pc.equal(speaker, ""), pa.scalar(None, pa.string()), speaker)
+    text = rows.column("text").cast(pa.string())
+    joined = pc.binary_join_element_wise(speaker, text, SPEAKER_SEPARATOR, null_handling="skip")
+    if given is not None:
+        joined = pc.coalesce(given, joined)
+    rows = rows.append_column(indices.FTS_COLUMN, joined)
+    if CONTEXT_COLUMN not in rows.column_names:  # only a conversation turn's write has one
+        rows = rows.append_column(CONTEXT_COLUMN, pa.nulls(rows.num_rows, pa.string()))
+    return rows.select(schema.names).cast(schema)
