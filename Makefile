@@ -19,7 +19,7 @@ endif
 install:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv \
 		|| python3 -m pip install --quiet --user --break-system-packages uv
-	$(UV) sync --frozen --python python3
+	$(UV) sync --frozen --all-extras --compile-bytecode --python python3
 
 demo: install
 	$(UV) run --frozen membank demo
