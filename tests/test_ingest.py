@@ -680,3 +680,20 @@ def test_an_ingest_a_full_disk_stops_says_how_many_rows_it_stored(
     monkeypatch.undo()
     assert cli(["ingest", str(rows), "--bank", "support", "--batch-size", "40"]) == 0
     assert len(entries.read(ctx, conv)) == 120  # the rerun stores the rest, nothing twice
+
+
+def test_progress_gets_the_total_rows_first_so_a_bar_can_show_time_left(
+    ctx: Context, conv: Bank, inputs: Path, tmp_path: Path
+) -> None:
+    parquet = tmp_path / "more.parquet"
+    pq.write_table(
+        pa.table({"key": ["p"] * 4, "speaker": ["ann"] * 4, "content": list("abcd")}), parquet
+    )
+    files = [inputs / "conversation.csv", inputs / "conversation.jsonl", parquet]
+    calls: list[tuple[int, int | None]] = []
+    report = ingest(
+        ctx, conv, files, batch_size=2, progress=lambda count, of=None: calls.append((count, of))
+    )
+    assert calls[0] == (0, report.rows)  # bad rows count too: they are read
+    assert sum(count for count, _ in calls) == report.rows
+    assert all(of is None for _, of in calls[1:])

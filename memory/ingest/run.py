@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -29,7 +29,7 @@ from memory.compaction.bank import compact_if_over
 from memory.errors import IngestStopped, InvalidInput, StorageError
 from memory.ingest.rejects import RejectsWriter, check_rejects_path
 from memory.ingest.report import CompactionTally, FileReport, IngestReport
-from memory.ingest.sources import RowError, SourceRow, discover, read_rows
+from memory.ingest.sources import RowError, SourceRow, count_rows, discover, read_rows
 from memory.models import Bank, EntryIn
 from memory.types.entry_filter import EntryFilter
 from memory.types.problems import engine_text
@@ -46,7 +46,11 @@ OnConflict = Literal["reject", "update"]
 """What a row whose id is stored with another key or content does: rejected, or replaces it."""
 ON_CONFLICT: tuple[OnConflict, ...] = ("reject", "update")
 
-Progress = Callable[[int], None]
+
+class Progress(Protocol):
+    """A progress callback: rows read since the last call, and the total once known."""
+
+    def __call__(self, count: int, of: int | None = None, /) -> None: ...
 
 
 def ingest(
@@ -73,7 +77,8 @@ def ingest(
         on_conflict: a row whose id is stored with another key or content is rejected
             (`reject`, code `id_conflict`) or replaces the stored entry (`update`: the old
             version is deleted for good). A row equal to the stored one is skipped either way.
-        progress: called with the number of rows read since the previous call.
+        progress: called with the number of rows read since the previous call, first with
+            0 and the files' total rows when they can be counted (`count_rows`).
 
     Raises:
         InvalidInput: a path is missing or unsupported, `batch_size` < 1, an unknown
@@ -101,6 +106,8 @@ def ingest(
             reports[index].rejects_path = str(sink.write(files[index], row, error))
 
         writer = _BatchWriter(ctx, bank, reports, batch_size, on_conflict, reject)
+        if progress:
+            progress(0, count_rows(files))
         try:
             read = 0
             for index, item in enumerate(files):

@@ -22,6 +22,7 @@ from memory.ops.banks import get
 if TYPE_CHECKING:
     from memory.context import Context
     from memory.export import Progress
+    from memory.ingest.run import Progress as RowProgress
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -93,9 +94,10 @@ class PreparedExport:
 
 
 def ingest_files(
-    ctx: Context, request: IngestRequest, progress: Progress | None = None
+    ctx: Context, request: IngestRequest, progress: RowProgress | None = None
 ) -> IngestReport:
-    """Ingest the files into the bank; returns the per-file counts (`progress`: rows read).
+    """Ingest the files into the bank; returns the per-file counts (`progress`: rows read,
+    and first the files' total rows, so a bar shows the time left).
 
     Raises:
         NotFound: an unknown bank.
