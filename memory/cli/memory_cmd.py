@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from memory.cli.args import context, positive, text_arg
-from memory.cli.output import counted, emit_json, say, table
+from memory.cli.output import counted, emit_json, progress_bar, say, table
 
 SCOPE_HELP = "user: every agent of the user sees it (default); agent: only --agent"
 
@@ -140,7 +140,8 @@ def _forget(args: argparse.Namespace) -> int:
 def _wipe(args: argparse.Namespace) -> int:
     from memory.ops import agents
 
-    receipt = agents.wipe_user(context(args), agents.WipeRequest(user=args.user))
+    with progress_bar(None, " layers") as progress:
+        receipt = agents.wipe_user(context(args), agents.WipeRequest(user=args.user), progress)
     if args.json:
         emit_json(receipt)
         return 0

@@ -15,7 +15,7 @@ needed only until `membank maintain` ran on those banks, which tags such rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -66,7 +66,12 @@ class WipeReceipt(BaseModel):
 
 
 def wipe_user(
-    ctx: Context, user: str, *, wipers: Sequence[Wiper] = WIPERS, legacy: bool = True
+    ctx: Context,
+    user: str,
+    *,
+    wipers: Sequence[Wiper] = WIPERS,
+    legacy: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> WipeReceipt:
     """Delete every trace of `user` in every layer, for good; returns the receipt.
 
@@ -76,6 +81,7 @@ def wipe_user(
         wipers: the layers' wipers (default: all of them).
         legacy: also find rows written before identity tags existed by their metadata (a
             read of the working and session banks; not needed once `membank maintain` ran).
+        progress: called with (1, layers in all) after each layer, finished or failed.
 
     Raises:
         InvalidInput: a blank, too long or multi-line user id.
@@ -91,6 +97,8 @@ def wipe_user(
                 tables += wiper(ctx, user, legacy=legacy)
             except StorageError as exc:
                 failed.append(f"{wiper.__module__.rsplit('.', 1)[-1]}: {exc}")
+            if progress is not None:
+                progress(1, len(wipers))
     if failed:
         raise PrunePending(
             f"the wipe of user {user!r} did not finish in every layer ({'; '.join(failed)}): "

@@ -23,6 +23,8 @@ from memory.layers.session import (
 from memory.layers.wipe import WipeReceipt
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memory.context import Context
     from memory.layers.chat import Chat, ChatTurn
 
@@ -197,9 +199,12 @@ def forget(ctx: Context, request: ForgetRequest) -> Memory:
     return longterm.forget(ctx, user=request.user, memory_id=request.memory_id, agent=request.agent)
 
 
-def wipe_user(ctx: Context, request: WipeRequest) -> WipeReceipt:
-    """Delete every trace of the user in every layer, for good; returns the receipt."""
-    return wipe.wipe_user(ctx, request.user)
+def wipe_user(
+    ctx: Context, request: WipeRequest, progress: Callable[[int, int], None] | None = None
+) -> WipeReceipt:
+    """Delete every trace of the user in every layer, for good; returns the receipt
+    (`progress`: called with (1, layers in all) after each layer)."""
+    return wipe.wipe_user(ctx, request.user, progress=progress)
 
 
 def end_conversation(

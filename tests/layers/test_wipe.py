@@ -165,3 +165,17 @@ def test_the_receipt_is_plain_json(ctx: Context) -> None:
     _fill(ctx)
     data = json.loads(wipe.wipe_user(ctx, GONE).model_dump_json())
     assert set(data) == {"user", "tables", "counts", "finished_at"}
+
+
+def test_a_wipe_reports_progress_after_each_layer(ctx: Context) -> None:
+    _fill(ctx)
+    seen: list[tuple[int, int, int, bool]] = []  # step, total, long-term left, summary left
+
+    def note(step: int, total: int) -> None:
+        left = len(longterm.memories(ctx, user=GONE))
+        summary = session.session_summary(ctx, GONE, "chef") is not None
+        seen.append((step, total, left, summary))
+
+    wipe.wipe_user(ctx, GONE, progress=note)
+    # one call per layer as it finishes (working, session, long-term), not all at the end
+    assert seen == [(1, 3, 3, True), (1, 3, 3, False), (1, 3, 0, False)]
