@@ -282,7 +282,7 @@ def _summary(completer: Completer, bank: Bank, covered: Sequence[StoredTurn], bu
             id=s.id,
             bank_id=bank.id,
             key=s.conversation,
-            content=s.turn.text(),
+            content=s.turn.prose(),
             speaker=s.user if s.turn.role == "user" else (s.turn.name or s.agent or s.turn.role),
             role=s.turn.role,
             created_at=bank.created_at,

@@ -8,6 +8,7 @@ stays the plain prompt of a text completion (`Completer.complete`), which has no
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -66,6 +67,18 @@ class ChatMessage(BaseModel):
         parts = [self.content.strip(), calls]
         return " ".join(part for part in parts if part)
 
+    def prose(self) -> str:
+        """Return the message as one line for a summarizer to read and cut: tool calls and a
+        tool's JSON result as `name: value` phrases, with no JSON text a cut could leave open
+        (a summary is cut at its budget, and half a JSON object reads as broken)."""
+        calls = "; ".join(
+            f"called {c.name} with {json_prose(c.arguments)}" for c in self.tool_calls
+        )
+        content = self.content.strip()
+        if self.role == "tool":
+            content = json_prose(content)
+        return " ".join(part for part in (content, calls) if part)
+
     def wire(self) -> dict[str, Any]:
         """Return the message in the OpenAI chat format litellm takes."""
         message: dict[str, Any] = {"role": self.role, "content": self.content or None}
@@ -81,3 +94,26 @@ class ChatMessage(BaseModel):
         if self.tool_call_id is not None:
             message["tool_call_id"] = self.tool_call_id
         return message
+
+
+def json_prose(text: str) -> str:
+    """Return JSON text as `name: value` phrases ("order_id: A-1234, items: 12 items"):
+    scalars as they are, lists by their length, objects by their fields; other text as is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return _phrase(value, top=True) or "no arguments"
+
+
+def _phrase(value: Any, *, top: bool = False) -> str:
+    if isinstance(value, dict):
+        inner = ", ".join(f"{name}: {_phrase(item)}" for name, item in value.items())
+        return inner if top else f"({inner})"
+    if isinstance(value, list):
+        if all(not isinstance(item, dict | list) for item in value) and len(value) <= 5:
+            return " / ".join(_phrase(item) for item in value) or "none"
+        return f"{len(value)} item" + ("" if len(value) == 1 else "s")
+    if value is None:
+        return "none"
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -92,3 +92,38 @@ def test_a_merge_killed_before_deleting_the_old_summary_ends_with_one(ctx: Conte
     assert found is not None and "desk is 42" in found.summary
     assert len(session.summaries(ctx, "ann", "bot")) == 1
     assert verify_bank(ctx, bank).clean
+
+
+def test_a_working_summary_never_holds_tool_call_json_cut_mid_way(ctx: Context) -> None:
+    import json
+
+    from memory.providers.toolchat import ToolCall
+
+    items = [{"sku": f"SKU-{i}", "qty": i, "note": "gift wrap please"} for i in range(12)]
+    arguments = json.dumps({"order_id": "A-1234", "items": items})
+    said = [
+        Turn(role="user", content="Please place my order for the twelve items in my cart."),
+        Turn(
+            role="assistant",
+            content="",
+            tool_calls=[ToolCall(id="c1", name="place_order", arguments=arguments)],
+        ),
+        Turn(
+            role="tool",
+            content='{"status": "placed", "order_id": "A-1234"}',
+            tool_call_id="c1",
+            name="place_order",
+        ),
+        Turn(role="assistant", content="Your order A-1234 is placed."),
+    ] + [
+        Turn(role="user" if n % 2 == 0 else "assistant", content=f"Small talk {n} on the weather.")
+        for n in range(10)
+    ]
+    working.add_turns(ctx, "c1", said, user="ann", agent="shop")
+    summaries = [
+        working.context(ctx, "c1", max_tokens=budget).summary or ""
+        for budget in (120, 160, 200, 260, 400)
+    ]
+    assert not any("{" in text or '"' in text for text in summaries)
+    # the call is still told, with its order id
+    assert any("place_order" in text and "A-1234" in text for text in summaries)
