@@ -88,6 +88,11 @@ class ChatTurn(BaseModel):
     """Older turns working memory handed over as a summary, not verbatim."""
 
 
+def new_conversation_id() -> str:
+    """Return a fresh conversation id (16 hex digits)."""
+    return uuid.uuid4().hex[:16]
+
+
 @dataclass
 class Chat:
     """One conversation of one user with one agent."""
@@ -96,7 +101,7 @@ class Chat:
     user: str
     agent: Agent
     assistant: Assistant
-    conversation: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    conversation: str = field(default_factory=new_conversation_id)
     token_budget: int = preload.DEFAULT_TOKEN_BUDGET
     metadata: dict[str, str] = field(default_factory=dict)
     """What the agent's key templates read as `{{metadata.NAME}}` (e.g. `email_from`)."""

@@ -242,27 +242,16 @@ def start_chat(ctx: Context, request: ChatRequest) -> Chat:
         NotFound: an unknown agent; InvalidInput: a bad user, or metadata the agent's
             conversation key needs is missing.
     """
-    from memory.layers.chat import Chat, assistant_for
+    from memory.layers.chat import Chat, assistant_for, new_conversation_id
 
-    agent = get_agent(ctx, request.agent)
-    assistant = assistant_for(request.model or ctx.settings.llm_model)
-    if request.conversation:
-        return Chat(
-            ctx=ctx,
-            user=request.user,
-            agent=agent,
-            assistant=assistant,
-            token_budget=request.token_budget,
-            metadata=dict(request.metadata),
-            conversation=request.conversation,
-        )
     return Chat(
         ctx=ctx,
         user=request.user,
-        agent=agent,
-        assistant=assistant,
+        agent=get_agent(ctx, request.agent),
+        assistant=assistant_for(request.model or ctx.settings.llm_model),
         token_budget=request.token_budget,
         metadata=dict(request.metadata),
+        conversation=request.conversation or new_conversation_id(),
     )
 
 
