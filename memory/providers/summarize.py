@@ -208,7 +208,7 @@ def _units(
             if not words or (speaker, tuple(sequence)) in seen:
                 continue
             fragment = not raw and is_fragment(text)
-            if fragment and not _names_a_thing(text):
+            if fragment and not _names_a_thing(text) and not _is_request(text):
                 continue  # "Sorry.", "Cool setup!": no fact, and not a sentence either
             seen.add((speaker, tuple(sequence)))
             units.append(
@@ -230,6 +230,16 @@ def _units(
             )
             mentioned |= found
     return units
+
+
+_REQUEST = re.compile(r"\?\s*$|\b(?:please|no|not|without|extra|more|less)\b", re.IGNORECASE)
+"""A verbless request or constraint ("No onions.", "Extra legroom?", "Aisle seat, please."):
+a fragment worth keeping although it names no thing."""
+
+
+def _is_request(text: str) -> bool:
+    """Return whether a short fragment asks for something (see `_REQUEST`)."""
+    return len(_WORD.findall(text)) <= 5 and _REQUEST.search(text) is not None
 
 
 def _names_a_thing(text: str) -> bool:

@@ -127,3 +127,15 @@ def test_a_working_summary_never_holds_tool_call_json_cut_mid_way(ctx: Context) 
     assert not any("{" in text or '"' in text for text in summaries)
     # the call is still told, with its order id
     assert any("place_order" in text and "A-1234" in text for text in summaries)
+
+
+def test_a_session_summary_keeps_a_short_verbless_request(ctx: Context) -> None:
+    said = [
+        Turn(role="user", content="I would like the veggie burger for pickup at 6 pm."),
+        Turn(role="assistant", content="Sure, one veggie burger for pickup at 6 pm."),
+        Turn(role="user", content="No onions."),
+        Turn(role="assistant", content="Noted."),
+    ]
+    working.add_turns(ctx, "c1", said, user="ann", agent="diner")
+    merged = session.merge_conversation(ctx, user="ann", agent="diner", conversation="c1")
+    assert merged is not None and "No onions." in merged.summary
