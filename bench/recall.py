@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
+from memory.agents import longterm
 from memory.context import Context
-from memory.layers import longterm
 from memory.providers.embed import HashingEmbedder
 from memory.store import filters
 from memory.store.lance import LanceStore

@@ -5,7 +5,7 @@ Usage: python bench/session_merge.py [--conversations 1000] [--pairs 100] [--thr
 Writes `--conversations` ended conversations (three turns each, one unique marker per
 conversation) to working memory, spread round-robin over `--pairs` user x agent pairs,
 then copies that store twice and merges every conversation into its pair's rolling summary:
-- baseline: `memory.layers.session.merge_conversation` called in a loop;
+- baseline: `memory.agents.session.merge_conversation` called in a loop;
 - flow: `flows.session_merge.session_merge_flow`, the flow the `membank-session-merge/merge`
   deployment runs, called in-process once per conversation under a local Prefect test
   server (`prefect_test_harness`), `--threads` runs at a time (as a worker with that many
@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from memory.layers import session, working
-from memory.layers.turns import Turn
+from memory.agents import session, working
+from memory.agents.turns import Turn
 from memory.wiring import open_context
 
 ACCOUNT = "bench"

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memory.agents import longterm, preload, session, wipe, working
+from memory.agents.registry import get_agent
+from memory.agents.turns import ToolCall, Turn
 from memory.context import Context
 from memory.errors import MembankError
-from memory.layers import longterm, preload, session, wipe, working
-from memory.layers.agents import get_agent
-from memory.layers.turns import ToolCall, Turn
 
 Step = Callable[[str, Any], None]
 USER = "maya"

@@ -245,7 +245,7 @@ def update(
     ctx: Context, ref: str, request: BankUpdate, *, api_version: ApiVersion = CURRENT_API_VERSION
 ) -> Bank:
     """Apply an update to a bank and store it; nothing changes if any rule rejects it."""
-    from memory.layers.storage import check_no_thresholds  # the layers own their banks' rules
+    from memory.agents.storage import check_no_thresholds  # the layers own their banks' rules
 
     bank = get(ctx, ref)
     check_no_thresholds(bank, request)

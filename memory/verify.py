@@ -169,7 +169,7 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
 
 def _layer_problems(ctx: Context, bank: Bank) -> list[str]:
     """Return what the agent layers find wrong with their own bank (two live summaries)."""
-    from memory.layers import checks  # the layers own their banks' rules
+    from memory.agents import checks  # the layers own their banks' rules
 
     return checks.problems(ctx, bank)
 
@@ -208,7 +208,7 @@ def maintain_bank(ctx: Context, bank: Bank) -> BankHealth:
     Raises:
         PrunePending: the prune failed (e.g. the disk is full); the deletion stays due.
     """
-    from memory.layers import checks
+    from memory.agents import checks
 
     twice = remove_duplicates(ctx, bank)
     pruned = purge.finish(ctx, bank, wait=None, full=True)

@@ -42,8 +42,8 @@ MARKS_BY_PATH = {
     "tests/test_readme.py": "process",
     "tests/judge/test_judge_cli.py": "process",  # the console script as a child process
     "tests/lab_core/test_labcore_cli.py": "process",
-    "tests/layers/test_agents_cli.py": "process",
-    "tests/layers/test_longterm_cli.py": "process",
+    "tests/agents/test_agents_cli.py": "process",
+    "tests/agents/test_longterm_cli.py": "process",
 }
 """Whole folders and modules whose tests all start the same slow thing; single tests in other
 modules carry their own `@pytest.mark.<mark>`. `make test-fast` skips every marked test."""

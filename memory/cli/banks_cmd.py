@@ -150,7 +150,7 @@ def _warn_summaries_at_risk(ctx: Context, bank: Bank) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from memory.layers.agents import agents_using_bank
+    from memory.agents.registry import agents_using_bank
     from memory.ops import banks
 
     ctx = context(args)

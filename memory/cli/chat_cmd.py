@@ -13,7 +13,7 @@ from memory.cli.output import say
 from memory.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from memory.layers.chat import ChatTurn
+    from memory.agents.chat import ChatTurn
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

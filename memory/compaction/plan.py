@@ -14,7 +14,7 @@ clearly under them and does not trigger again on the next write:
   at most 1/16 of it), and it holds about twice the facts per token of verbatim turns
   (bench/RESULTS.md, issue 14 session 8); the newest entries keep the rest of the target,
   a floor of verbatim working context. (The model context of working memory is planned
-  on its own, `memory.layers.turns.plan_context`);
+  on its own, `memory.agents.turns.plan_context`);
 - the newest entries are kept verbatim, newest first, while they fit in what the reserve
   leaves (tokens and turns); the first one that does not fit and everything older is
   covered: summarised together with any previous summary, or, with no prompt, deleted;

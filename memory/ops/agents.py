@@ -10,23 +10,24 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.errors import InvalidInput, NotFound
-from memory.layers import agents, longterm, session, wipe
-from memory.layers.agents import Agent, get_agent
-from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.session import (
+from memory.agents import longterm, session, wipe
+from memory.agents import registry as agents
+from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.registry import Agent, get_agent
+from memory.agents.session import (
     DEFAULT_SUMMARY_TOKENS,
     SessionMergeRequest,
     SessionMergeTrigger,
     SessionSummary,
 )
-from memory.layers.wipe import WipeReceipt
+from memory.agents.wipe import WipeReceipt
+from memory.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memory.agents.chat import Chat, ChatTurn
     from memory.context import Context
-    from memory.layers.chat import Chat, ChatTurn
 
 __all__ = [
     "DEFAULT_SUMMARY_TOKENS",
@@ -242,7 +243,7 @@ def start_chat(ctx: Context, request: ChatRequest) -> Chat:
         NotFound: an unknown agent; InvalidInput: a bad user, or metadata the agent's
             conversation key needs is missing.
     """
-    from memory.layers.chat import Chat, assistant_for, new_conversation_id
+    from memory.agents.chat import Chat, assistant_for, new_conversation_id
 
     return Chat(
         ctx=ctx,

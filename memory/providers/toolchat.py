@@ -1,5 +1,5 @@
 """The one chat message model: what an agent loop sends a model, gets back and keeps as
-working-memory turns (`memory.layers.turns.Turn` is this class).
+working-memory turns (`memory.agents.turns.Turn` is this class).
 
 A message is system, user, assistant (maybe calling tools) or tool (answering one call, tied
 to it by id: providers reject a tool result whose call is missing). `memory.ports.Message`

@@ -5,9 +5,10 @@ from __future__ import annotations
 from api_support import Api, wait_job
 
 from memory import banks, entries
-from memory.layers import agents, longterm, working
-from memory.layers.agents import Agent, BankRef
-from memory.layers.turns import Turn
+from memory.agents import longterm, working
+from memory.agents import registry as agents
+from memory.agents.registry import Agent, BankRef
+from memory.agents.turns import Turn
 from memory.models import EntryIn
 
 

@@ -9,7 +9,7 @@ from api_support import Api, client, wait_job
 
 from memory import banks, entries
 from memory.accounts import revoke_key
-from memory.layers import longterm
+from memory.agents import longterm
 from memory.models import Entry
 
 MISSING = "0" * 32

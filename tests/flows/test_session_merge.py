@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from memory.agents import session, working
+from memory.agents.session import SessionMergeRequest
+from memory.agents.turns import Turn
 from memory.context import Context
-from memory.layers import session, working
-from memory.layers.session import SessionMergeRequest
-from memory.layers.turns import Turn
 from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import config
+from memory.agents import registry as agents
 from memory.api.mcp.inputs import (
     BankPage,
     BankRef,
@@ -21,7 +22,6 @@ from memory.api.mcp.inputs import (
 )
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.context import Context
-from memory.layers import agents
 from memory.models import Bank
 from memory.ops import banks
 from memory.stats import Stats

@@ -1,6 +1,6 @@
 """Long-term memory tools (seed 003): `memory_remember`, `memory_recall`, `memory_forget`.
 
-Their arguments are the layer's own tool arguments (`memory.layers.tools`) plus whose memory
+Their arguments are the layer's own tool arguments (`memory.agents.tools`) plus whose memory
 it is: `user`, and the `agent` asking (its scope rules decide what it sees). The account is
 the caller's (the API key's over HTTP), so two accounts never share a user. The per-user
 wipe and the end of a conversation are not tools: an administrator's or the application's
@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, StrictStr
 
+from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.tools import ForgetArgs, RecallArgs, RememberArgs
 from memory.api.mcp.tooling import ToolInput
 from memory.api.schemas import MAX_PAGE, Page, page
 from memory.context import Context
-from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.tools import ForgetArgs, RecallArgs, RememberArgs
 from memory.ops import agents
 
 USER = "The user whose memory it is (your application's user id)."

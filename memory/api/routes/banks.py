@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memory import config
+from memory.agents import registry as agents
 from memory.api.deps import Ctx, Version
 from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
-from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.ops import banks
 from memory.stats import Stats

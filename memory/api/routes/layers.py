@@ -8,13 +8,13 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
+from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.session import SessionMergeRequest, SessionSummary
+from memory.agents.wipe import WipeReceipt
 from memory.api.deps import Ctx, State
 from memory.api.routes.common import Limit, Offset
 from memory.api.routes.work import start
 from memory.api.schemas import Job, Page, Request, page
-from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.session import SessionMergeRequest, SessionSummary
-from memory.layers.wipe import WipeReceipt
 from memory.ops import agents
 
 router = APIRouter(prefix="/users/{user_id}", tags=["memory layers"])

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory import purge
+from memory.agents import identity, working
+from memory.agents.receipt import TableWipe, wipe_rows
+from memory.agents.registry import MAX_AGENT_ID, SESSION_BANK
+from memory.agents.session_merge import RunningSummary, SessionMessage, merge_session
+from memory.agents.storage import append, existing_bank, layer_bank, rows
+from memory.agents.turns import Turn
 from memory.compaction.summarizer import completer_for, summarizer_label
 from memory.errors import StorageError
-from memory.layers import identity, working
-from memory.layers.agents import MAX_AGENT_ID, SESSION_BANK
-from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.session_merge import RunningSummary, SessionMessage, merge_session
-from memory.layers.storage import append, existing_bank, layer_bank, rows
-from memory.layers.turns import Turn
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
 from memory.types.entry_filter import EntryFilter
@@ -319,7 +319,7 @@ def wipe_user(ctx: Context, user: str, *, legacy: bool = True) -> list[TableWipe
     identity tags existed (a read of every row: needed only until `membank maintain`
     tagged them).
 
-    `memory.layers.wipe` runs it under the user's lock (`user_lock`), with the other layers.
+    `memory.agents.wipe` runs it under the user's lock (`user_lock`), with the other layers.
     """
     bank = existing_bank(ctx, SESSION_BANK)
     if bank is None:

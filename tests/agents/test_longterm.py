@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from memory import banks
+from memory.agents import longterm, preload
+from memory.agents.memories import MAX_TAG_CHARS, MAX_TAGS, normalise_tags
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
-from memory.layers import longterm, preload
-from memory.layers.memories import MAX_TAG_CHARS, MAX_TAGS, normalise_tags
 from memory.models import BankCreate
 from memory.providers.tokens import count_tokens
 

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory.agents import working
+from memory.agents.registry import Agent
+from memory.agents.turns import MIN_SUMMARY_TOKENS, ToolCall, Turn, group_units, turn_tokens
+from memory.agents.working import StoredTurn, build_context
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput
-from memory.layers import working
-from memory.layers.agents import Agent
-from memory.layers.turns import MIN_SUMMARY_TOKENS, ToolCall, Turn, group_units, turn_tokens
-from memory.layers.working import StoredTurn, build_context
 from memory.models import Bank
 from memory.providers.extractive import ExtractiveCompleter
 from memory.testing import ScriptedCompleter

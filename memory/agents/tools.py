@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from memory.agents import longterm
+from memory.agents.memories import MAX_TAGS, Memory, MemoryType, RecalledMemory, Scope
 from memory.errors import InvalidInput, NotFound
-from memory.layers import longterm
-from memory.layers.memories import MAX_TAGS, Memory, MemoryType, RecalledMemory, Scope
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory.agents import longterm, tools, wipe
 from memory.context import Context
 from memory.errors import NotFound
-from memory.layers import longterm, tools, wipe
 from memory.store.lance import LanceStore
 from memory.testing import hashing_embedder
 

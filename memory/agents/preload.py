@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from memory.agents import longterm
+from memory.agents.memories import RecalledMemory
 from memory.errors import InvalidInput
-from memory.layers import longterm
-from memory.layers.memories import RecalledMemory
 from memory.providers.tokens import count_tokens
 
 if TYPE_CHECKING:

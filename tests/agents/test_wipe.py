@@ -10,10 +10,10 @@ import pytest
 from lance_files import btree_keys, data_values
 
 from memory import banks, entries, export, search, stats
+from memory.agents import longterm, session, wipe, working
+from memory.agents.turns import Turn
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.layers import longterm, session, wipe, working
-from memory.layers.turns import Turn
 from memory.models import Bank, Entry, SearchQuery
 from memory.purge import PrunePending
 from memory.store.lance import entries_table_name

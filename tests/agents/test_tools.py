@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from memory.agents import longterm, tools
+from memory.agents.memories import MEMORY_TYPE_NAMES, SCOPES
 from memory.context import Context
-from memory.layers import longterm, tools
-from memory.layers.memories import MEMORY_TYPE_NAMES, SCOPES
 
 
 def _rows(ctx: Context) -> int:

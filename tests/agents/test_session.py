@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from session_support import AppendingCompleter, merge_in_child, write_conversation
 
+from memory.agents import session
+from memory.agents.session import SessionMergeRequest
+from memory.agents.session_merge import MergeResult, RunningSummary, SessionMessage, merge_session
 from memory.context import Context
 from memory.errors import InvalidInput, ProviderError
-from memory.layers import session
-from memory.layers.session import SessionMergeRequest
-from memory.layers.session_merge import MergeResult, RunningSummary, SessionMessage, merge_session
 from memory.providers.extractive import ExtractiveCompleter
 from memory.providers.tokens import count_tokens
 from memory.testing import ScriptedCompleter

@@ -10,7 +10,7 @@ Every layer selects the user's rows by filter (identity tags, the long-term key)
 full scan and no JSON parsing, except the fallback for rows written before identity tags
 existed (`legacy`, on by default): it reads the working and session banks whole. It is
 needed only until `membank maintain` ran on those banks, which tags such rows
-(`memory.layers.checks.tag_legacy_rows`).
+(`memory.agents.checks.tag_legacy_rows`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from memory.agents import longterm, session, working
+from memory.agents.memories import check_user
+from memory.agents.receipt import Layer, TableWipe
 from memory.errors import StorageError
-from memory.layers import longterm, session, working
-from memory.layers.memories import check_user
-from memory.layers.receipt import Layer, TableWipe
 from memory.purge import PrunePending
 
 if TYPE_CHECKING:

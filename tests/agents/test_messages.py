@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from memory.layers.turns import ToolCall, Turn
+from memory.agents.turns import ToolCall, Turn
 from memory.providers.toolchat import ChatMessage
 
 

@@ -15,8 +15,8 @@ import pytest
 from compaction_support import run
 
 from flows.cli import main
+from memory.agents import longterm
 from memory.context import Context
-from memory.layers import longterm
 
 
 def _run_or_exit(ctx: Context, *args: str) -> tuple[int, str, str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from compaction_support import run
 
 from memory import entries
+from memory.agents import wipe
+from memory.agents.identity import user_tag
+from memory.agents.registry import SESSION_BANK, WORKING_BANK
+from memory.agents.storage import layer_bank
 from memory.context import Context
-from memory.layers import wipe
-from memory.layers.agents import SESSION_BANK, WORKING_BANK
-from memory.layers.identity import user_tag
-from memory.layers.storage import layer_bank
 from memory.models import EntryIn
 
 

@@ -12,9 +12,9 @@ import pytest
 from compaction_support import run
 
 from memory import banks
+from memory.agents.registry import Agent, BankRef, define_agent
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
-from memory.layers.agents import Agent, BankRef, define_agent
 from memory.models import BankCreate
 
 

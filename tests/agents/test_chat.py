@@ -10,11 +10,11 @@ import pytest
 from compaction_support import run
 from fake_llm_server import Script, openai_endpoint
 
+from memory.agents import longterm, session, working
+from memory.agents.chat import RULE_BASED_LABEL, Chat, LiteLLMAssistant, RuleBasedAssistant
+from memory.agents.config import parse_memory_config
+from memory.agents.registry import Agent, define_agent
 from memory.context import Context
-from memory.layers import longterm, session, working
-from memory.layers.agents import Agent, define_agent
-from memory.layers.chat import RULE_BASED_LABEL, Chat, LiteLLMAssistant, RuleBasedAssistant
-from memory.layers.config import parse_memory_config
 
 ALL_LAYERS = {
     "session_memory": True,

@@ -27,8 +27,8 @@ class AppendingCompleter:
 
 def write_conversation(ctx: Context, conversation: str, user: str, agent: str, fact: str) -> None:
     """Store a two-turn conversation in working memory whose user turn states `fact`."""
-    from memory.layers import working
-    from memory.layers.turns import Turn
+    from memory.agents import working
+    from memory.agents.turns import Turn
 
     working.add_turns(
         ctx,
@@ -46,7 +46,7 @@ def merge_in_child(uri: str, account: str, user: str, agent: str, conversation: 
     """Merge one conversation in a spawned process; returns the summary's version."""
     sys.pycache_prefix = str(CACHE)
     sys.dont_write_bytecode = False
-    from memory.layers import session
+    from memory.agents import session
     from memory.store.lance import LanceStore
     from memory.testing import hashing_embedder
 
@@ -72,7 +72,7 @@ def merge_killed_before_delete(
     sys.pycache_prefix = str(CACHE)
     sys.dont_write_bytecode = False
     from memory import purge
-    from memory.layers import session
+    from memory.agents import session
     from memory.store.lance import LanceStore
     from memory.testing import hashing_embedder
 

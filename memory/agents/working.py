@@ -16,15 +16,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory import entries
-from memory.compaction.plan import SUMMARY_SLACK
-from memory.compaction.summarizer import completer_for, summarize, summarizer_label
-from memory.errors import Conflict, InvalidInput
-from memory.layers import identity
-from memory.layers import key_templates as keys
-from memory.layers.agents import MAX_AGENT_ID, WORKING_BANK, Agent
-from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import append, existing_bank, layer_bank, rows
-from memory.layers.turns import (
+from memory.agents import identity
+from memory.agents import key_templates as keys
+from memory.agents.receipt import TableWipe, wipe_rows
+from memory.agents.registry import MAX_AGENT_ID, WORKING_BANK, Agent
+from memory.agents.storage import append, existing_bank, layer_bank, rows
+from memory.agents.turns import (
     MESSAGE_OVERHEAD,
     ToolCall,
     Turn,
@@ -32,6 +29,9 @@ from memory.layers.turns import (
     plan_context,
     turn_tokens,
 )
+from memory.compaction.plan import SUMMARY_SLACK
+from memory.compaction.summarizer import completer_for, summarize, summarizer_label
+from memory.errors import Conflict, InvalidInput
 from memory.models import Bank, Entry, EntryIn
 from memory.ports import Completer
 from memory.providers.tokens import count_tokens, truncate

@@ -6,8 +6,8 @@ import json
 
 from compaction_support import run
 
+from memory.agents import longterm, working
 from memory.context import Context
-from memory.layers import longterm, working
 
 
 def test_remember_refuses_an_unknown_agent(ctx: Context) -> None:

@@ -19,10 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory import banks, entries
-from memory.config import get_mode
-from memory.errors import InvalidInput, NotFound
-from memory.layers.identity import agent_tag, is_identity_tag
-from memory.layers.memories import (
+from memory.agents.identity import agent_tag, is_identity_tag
+from memory.agents.memories import (
     Memory,
     RecalledMemory,
     Scope,
@@ -32,8 +30,8 @@ from memory.layers.memories import (
     check_user,
     normalise_tags,
 )
-from memory.layers.receipt import TableWipe, wipe_rows
-from memory.layers.storage import (
+from memory.agents.receipt import TableWipe, wipe_rows
+from memory.agents.storage import (
     LAYER_BANKS,
     LONG_TERM_BANK,
     append,
@@ -41,6 +39,8 @@ from memory.layers.storage import (
     layer_bank,
     rows,
 )
+from memory.config import get_mode
+from memory.errors import InvalidInput, NotFound
 from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
@@ -90,7 +90,7 @@ def remember(
         content: the memory, one fact or preference (at most one chunk: 256 tokens).
         agent: the agent saving it (None: no agent; scope must then be `user`).
         type: fact, preference, relationship or instruction.
-        tags: short keywords, normalised (see `memory.layers.memories`).
+        tags: short keywords, normalised (see `memory.agents.memories`).
         scope: `user` (every agent of the user sees it) or `agent` (only `agent`).
 
     Returns:

@@ -16,11 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memory import purge
-from memory.config import configs_dir, read_yaml, user_configs_dir
-from memory.errors import Conflict, InvalidInput, NotFound
-from memory.layers import key_templates as keys
-from memory.layers.config import AgentMemoryConfig, parse_memory_config
-from memory.layers.storage import (
+from memory.agents import key_templates as keys
+from memory.agents.config import AgentMemoryConfig, parse_memory_config
+from memory.agents.storage import (
     AGENTS_BANK,
     LONG_TERM_BANK,
     SESSION_BANK,
@@ -30,6 +28,8 @@ from memory.layers.storage import (
     layer_bank,
     rows,
 )
+from memory.config import configs_dir, read_yaml, user_configs_dir
+from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Bank, EntryIn
 from memory.types.entry_filter import EntryFilter
 from memory.validation import check_label, first_problem

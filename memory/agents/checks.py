@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.layers import identity, session
-from memory.layers.agents import SESSION_BANK, WORKING_BANK
-from memory.layers.storage import rows
+from memory.agents import identity, session
+from memory.agents.registry import SESSION_BANK, WORKING_BANK
+from memory.agents.storage import rows
 from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from memory import banks
+from memory.agents import registry as agents
+from memory.agents.config import parse_memory_config
+from memory.agents.registry import Agent, BankRef, agents_using_bank, define_agent, get_agent
 from memory.config import CONFIG_DIR_ENV
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.layers import agents
-from memory.layers.agents import Agent, BankRef, agents_using_bank, define_agent, get_agent
-from memory.layers.config import parse_memory_config
 from memory.models import BankCreate
 
 

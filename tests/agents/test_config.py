@@ -6,13 +6,13 @@ import itertools
 
 import pytest
 
-from memory.errors import InvalidInput
-from memory.layers.config import (
+from memory.agents.config import (
     DEFAULT_MAX_MEMORIES,
     DEFAULT_WORKING_TOKENS,
     AgentMemoryConfig,
     parse_memory_config,
 )
+from memory.errors import InvalidInput
 
 SEED = {
     "session_memory": True,

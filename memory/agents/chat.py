@@ -1,6 +1,6 @@
 """An example agent loop on the three memory layers: `membank chat --agent A --user U`.
 
-The agent's memory configuration (`memory.layers.agents`) decides which layers run; any
+The agent's memory configuration (`memory.agents.registry`) decides which layers run; any
 combination works:
 - session memory: the conversation starts with the rolling summary of this user x agent
   (`session.start_conversation`), and `end` asks for the conversation to be merged into it
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory import prompts
-from memory.layers import preload, session, tools, working
-from memory.layers.agents import Agent
-from memory.layers.memories import check_user
+from memory.agents import preload, session, tools, working
+from memory.agents.memories import check_user
+from memory.agents.registry import Agent
 from memory.providers.labels import describe
 from memory.providers.toolchat import ChatMessage, ToolCall
 

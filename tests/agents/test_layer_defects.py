@@ -8,11 +8,11 @@ import pytest
 from session_support import AppendingCompleter, merge_killed_before_delete, write_conversation
 
 from memory import banks
+from memory.agents import session, wipe, working
+from memory.agents.turns import Turn
 from memory.compaction.bank import compact_bank
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput
-from memory.layers import session, wipe, working
-from memory.layers.turns import Turn
 from memory.models import BankUpdate
 from memory.testing import ScriptedCompleter
 from memory.verify import verify_bank
@@ -64,7 +64,7 @@ def test_verify_is_clean_straight_after_a_wipe_of_a_compacted_conversation(
 @pytest.mark.parametrize("bank", ["working-memory", "session-memory", "long-term-memory"])
 @pytest.mark.parametrize("field", ["max_tokens", "max_turns"])
 def test_layer_banks_refuse_compaction_thresholds(ctx: Context, bank: str, field: str) -> None:
-    from memory.layers import longterm
+    from memory.agents import longterm
 
     working.working_bank(ctx)
     session.session_bank(ctx)
