@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.errors import InvalidInput, NotFound
 from memory.layers import agents, identity, longterm, session, storage, wipe, working
 from memory.layers.agents import Agent, get_agent
-from memory.layers.memories import Memory, RecalledMemory
+from memory.layers.memories import Memory, RecalledMemory, check_user
 from memory.layers.session import (
     DEFAULT_SUMMARY_TOKENS,
     SessionMergeRequest,
@@ -378,6 +378,7 @@ def show_user(ctx: Context, request: UserRequest) -> UserDetail:
         InvalidInput: a blank, too long or multi-line user id.
     """
     user = request.user
+    check_user(user)
     mine = identity.rows_of_user(user)
     agents_seen = {
         str(entry.metadata["agent"])
