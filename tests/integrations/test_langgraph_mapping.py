@@ -114,3 +114,15 @@ def test_memory_and_the_cli_do_not_import_langgraph() -> None:
         "sys.exit(1 if bad else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_delete_is_final_in_membank_verify(ctx: Context) -> None:
+    from memory.ops.maintenance import MaintenanceRequest, verify
+
+    store = MembankStore(context=ctx)
+    store.put(("vault",), "secret", {"text": "the door code is 4471"})
+    store.put(("vault",), "secret", {"text": "the door code is 9902"})  # update: old forgotten
+    store.delete(("vault",), "secret")
+    [health] = verify(ctx, MaintenanceRequest(bank="vault"))
+    assert health.clean, health
+    assert store.search(("vault",), query="door code") == []
