@@ -36,6 +36,13 @@ How LangGraph's items map onto membank:
 Importing `memory` or running `membank` never imports this package (nor LangGraph).
 """
 
+try:
+    import langgraph.store.base  # noqa: F401  (the extra's presence, checked once)
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise ImportError(
+        "memory.integrations.langgraph needs LangGraph: pip install 'membank[langgraph]'"
+    ) from exc
+
 from memory.integrations.langgraph.backend import Backend, LocalBackend
 from memory.integrations.langgraph.store import MembankStore
 
