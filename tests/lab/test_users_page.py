@@ -1,7 +1,8 @@
-"""The Users page in a real browser: `membank lab` on 127.0.0.1 over an account with two users
-(memories, a chat with an agent and its session summary), driven by Playwright in Debian's
-headless Chromium: see the users and one user's layers, forget a memory, wipe the user, and
-see each receipt. By hand, the README's screenshot:
+"""The Users page in this process (AppTest: it renders, forgets, wipes) and in a real browser:
+`membank lab` on 127.0.0.1 over an account with two users (memories, a chat with an agent and
+its session summary), driven by Playwright in Debian's headless Chromium: see the users and
+one user's layers, forget a memory, wipe the user, and see each receipt. By hand, the
+README's screenshot:
 
     .venv/bin/python tests/lab/test_users_page.py docs/screenshots
 """
@@ -14,20 +15,24 @@ from pathlib import Path
 
 import pytest
 from lab_browser import browser_page, free_port, lab_server, open_page, settle
+from lab_support import OpenPage
 from playwright.sync_api import Page
 
+from memory.context import Context
 from memory.ops import agents
 from memory.wiring import open_context
-
-pytestmark = pytest.mark.browser
 
 PEANUTS = "Alice is allergic to peanuts"
 WINDOW = "Please remember that I prefer window seats on flights."
 
 
 def seed(data: Path) -> None:
+    """Two users on the storage folder `data` (see `seed_context`)."""
+    seed_context(open_context(str(data)))
+
+
+def seed_context(ctx: Context) -> None:
     """Two users: alice with memories and an ended chat with `concierge`; bob with one."""
-    ctx = open_context(str(data))
     remember = agents.RememberRequest(user="alice", content=PEANUTS, agent="concierge")
     agents.remember(ctx, remember)
     agents.remember(ctx, agents.RememberRequest(user="bob", content="Bob plays chess on Sundays"))
@@ -52,6 +57,31 @@ def wipe(page: Page, user: str) -> None:
     settle(page)
 
 
+def test_the_page_says_when_there_is_no_user(open_page: OpenPage) -> None:
+    app = open_page("users")
+    assert not app.exception
+    assert any("No user in account" in info.value for info in app.info)
+
+
+def test_the_page_forgets_a_memory_and_wipes_a_user(open_page: OpenPage, ctx: Context) -> None:
+    seed_context(ctx)
+    app = open_page("users")
+    assert not app.exception
+    assert app.selectbox(key="users_user").value == "alice"
+    assert any(s.value == "Long-term memories" for s in app.subheader)
+    app.button(key="users_forget").click().run()
+    assert any("Forgot memory" in s.value and PEANUTS in s.value for s in app.success)
+    left = agents.list_memories(ctx, agents.ListMemoriesRequest(user="alice")).memories
+    assert PEANUTS not in [m.content for m in left]
+    assert app.button(key="users_wipe").disabled
+    app.checkbox(key="users_sure").check().run()
+    app.button(key="users_wipe").click().run()
+    assert not app.exception
+    assert any("Wiped user 'alice'" in s.value for s in app.success)
+    assert [u.user for u in agents.list_users(ctx).users] == ["bob"]
+
+
+@pytest.mark.browser
 def test_the_users_page_shows_forgets_and_wipes(tmp_path: Path) -> None:
     data = tmp_path / "db"
     seed(data)
