@@ -16,6 +16,7 @@ import streamlit as st
 from lab import ui
 from memory.context import Context
 from memory.ops import agents
+from memory.settings import checked_account
 
 RECEIPT_KEY = "users_receipt"  # the last deletion's receipt, shown after the page reruns
 
@@ -54,11 +55,11 @@ def _wipe(ctx: Context, user: str) -> None:
 st.title("Users")
 ctx = ui.context()
 account = st.text_input("Account", value=ctx.account, help="The account whose users are shown")
-if account.strip() and account != ctx.account:
-    ctx = replace(ctx, account=account)
 _show_receipt()
 
 with ui.reported():
+    if account != ctx.account:
+        ctx = replace(ctx, account=checked_account(account, ctx.settings))
     found = agents.list_users(ctx)
     if not found.users:
         st.info(

@@ -61,6 +61,9 @@ def test_the_page_says_when_there_is_no_user(open_page: OpenPage) -> None:
     app = open_page("users")
     assert not app.exception
     assert any("No user in account" in info.value for info in app.info)
+    app.text_input[0].input(" ").run()
+    assert not app.exception
+    assert any("account must be" in error.value for error in app.error)
 
 
 def test_the_page_forgets_a_memory_and_wipes_a_user(open_page: OpenPage, ctx: Context) -> None:
