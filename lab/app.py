@@ -13,5 +13,6 @@ pages = [
     st.Page("pages/test_compaction.py", title="Test compaction"),
     st.Page("pages/statistics.py", title="Statistics"),
     st.Page("pages/assistant.py", title="AI assistant"),
+    st.Page("pages/users.py", title="Users"),
 ]
 st.navigation(pages).run()

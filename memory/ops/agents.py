@@ -1,18 +1,20 @@
 """The agent-memory use cases: the agents registry, remember, recall, list, forget, end a
-conversation (and its merge), wipe a user, and a chat's turns. Each takes a typed request
+conversation (and its merge), wipe a user, a chat's turns, and the admin's view of the users
+(list them, show one: memories, session summaries, conversations). Each takes a typed request
 and returns a typed result; the CLI, REST, MCP and the session-merge flow only translate to
 and from them.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.agents import longterm, session, wipe
+from memory.agents import identity, longterm, session, storage, wipe, working
 from memory.agents import registry as agents
-from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.memories import Memory, RecalledMemory, check_user
 from memory.agents.registry import Agent, get_agent
 from memory.agents.session import (
     DEFAULT_SUMMARY_TOKENS,
@@ -21,13 +23,16 @@ from memory.agents.session import (
     SessionSummary,
 )
 from memory.agents.wipe import WipeReceipt
+from memory.agents.working import StoredTurn
 from memory.errors import InvalidInput, NotFound
+from memory.types.entry_filter import EntryFilter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memory.agents.chat import Chat, ChatTurn
     from memory.context import Context
+    from memory.models import Entry
 
 __all__ = [
     "DEFAULT_SUMMARY_TOKENS",
@@ -264,3 +269,141 @@ def chat_turn(chat: Chat, message: str) -> ChatTurn:
 def end_chat(ctx: Context, chat: Chat) -> bool:
     """End the chat, merging it into the session summary in this process; True if merged."""
     return chat.end(session.inline_trigger(ctx))
+
+
+# the admin's view of the users ----------------------------------------------------------
+
+
+class UserOverview(BaseModel):
+    """One user of the account and how much each layer holds of them."""
+
+    user: str
+    memories: int
+    """Long-term memories."""
+    agents: list[str]
+    """Agents with a session summary of this user, by id."""
+    conversations: int
+    """Conversations with turns in working memory."""
+    last_active_at: datetime | None
+    """The newest row of the user in any layer."""
+
+
+class UsersResult(BaseModel):
+    """The account's users, by id."""
+
+    account: str
+    users: list[UserOverview]
+
+
+class UserRequest(_Request):
+    """One user of the account, by id."""
+
+    user: str
+
+
+class ConversationOverview(BaseModel):
+    """One conversation of a user in working memory, with its turns, oldest first."""
+
+    conversation: str
+    agent: str | None
+    turns: list[StoredTurn]
+    started_at: datetime
+    last_at: datetime
+
+
+class UserDetail(BaseModel):
+    """Everything the layers hold of one user: what `wipe_user` would delete."""
+
+    user: str
+    memories: list[Memory]
+    summaries: list[SessionSummary]
+    conversations: list[ConversationOverview]
+
+
+def _layer_rows(ctx: Context, bank_name: str, which: EntryFilter) -> list[Entry]:
+    bank = storage.existing_bank(ctx, bank_name)
+    return storage.rows(ctx, bank, which) if bank is not None else []
+
+
+def list_users(ctx: Context) -> UsersResult:
+    """Return every user with rows in any agent layer of the account (an admin's read of
+    the layer banks whole: working and session rows name their user in metadata,
+    long-term memories are keyed by it)."""
+    memories: dict[str, int] = {}
+    agents_of: dict[str, set[str]] = {}
+    conversations: dict[str, set[str]] = {}
+    last: dict[str, datetime] = {}
+
+    def seen(user: str, at: datetime) -> None:
+        last[user] = max(at, last.get(user, at))
+
+    for entry in _layer_rows(ctx, storage.LONG_TERM_BANK, EntryFilter(kind="entry")):
+        memories[entry.key] = memories.get(entry.key, 0) + 1
+        seen(entry.key, entry.created_at)
+    for entry in _layer_rows(ctx, storage.SESSION_BANK, EntryFilter(kind="entry")):
+        user, agent = entry.metadata.get("user"), entry.metadata.get("agent")
+        if isinstance(user, str) and isinstance(agent, str):
+            agents_of.setdefault(user, set()).add(agent)
+            seen(user, entry.created_at)
+    for entry in _layer_rows(ctx, storage.WORKING_BANK, EntryFilter(kind="entry")):
+        user = entry.metadata.get("user")
+        if isinstance(user, str) and user:
+            conversations.setdefault(user, set()).add(entry.key)
+            seen(user, entry.created_at)
+    users = sorted(set(memories) | set(agents_of) | set(conversations))
+    return UsersResult(
+        account=ctx.account,
+        users=[
+            UserOverview(
+                user=user,
+                memories=memories.get(user, 0),
+                agents=sorted(agents_of.get(user, ())),
+                conversations=len(conversations.get(user, ())),
+                last_active_at=last.get(user),
+            )
+            for user in users
+        ],
+    )
+
+
+def show_user(ctx: Context, request: UserRequest) -> UserDetail:
+    """Return the user's long-term memories, session summaries and conversations.
+
+    Raises:
+        InvalidInput: a blank, too long or multi-line user id.
+    """
+    user = request.user
+    check_user(user)
+    mine = identity.rows_of_user(user)
+    agents_seen = {
+        str(entry.metadata["agent"])
+        for entry in _layer_rows(ctx, storage.SESSION_BANK, mine)
+        if isinstance(entry.metadata.get("agent"), str)
+    }
+    summaries = [
+        found
+        for agent in sorted(agents_seen)
+        if (found := session.session_summary(ctx, user, agent)) is not None
+    ]
+    keys: dict[str, list[Entry]] = {}
+    for entry in _layer_rows(ctx, storage.WORKING_BANK, mine.and_(kind="entry")):
+        keys.setdefault(entry.key, []).append(entry)
+    conversations = []
+    for key, rows in keys.items():
+        turns = working.turns(ctx, key)
+        conversations.append(
+            ConversationOverview(
+                conversation=key,
+                agent=next((stored.agent for stored in turns if stored.agent), None),
+                turns=turns,
+                started_at=min(entry.created_at for entry in rows),
+                last_at=max(entry.created_at for entry in rows),
+            )
+        )
+    conversations.sort(key=lambda c: c.last_at, reverse=True)
+    return UserDetail(
+        user=user,
+        memories=longterm.memories(ctx, user=user, agent=None),
+        summaries=summaries,
+        conversations=conversations,
+    )

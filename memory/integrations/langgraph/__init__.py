@@ -1,0 +1,49 @@
+"""membank as a LangGraph store: `MembankStore`, a `langgraph.store.base.BaseStore` (so LangMem's
+`create_manage_memory_tool` / `create_search_memory_tool` and LangGraph agents use membank).
+Needs the extra: `pip install 'membank[langgraph]'`.
+
+How LangGraph's items map onto membank:
+
+- **namespace[0] -> bank.** The first label names a general bank, made on the first put
+  (description "LangGraph store namespace ..."; the store uses only banks it made, so a
+  namespace can never write into an ordinary bank of the same name).
+- **the rest of the namespace + key -> partition key.** An item `(("memories", "u1"),
+  "k1")` is the entry of key `u1.k1` in bank `memories` (`membank load memories --key
+  u1.k1`); LangGraph forbids `.` in namespace labels, so the path reads plainly. Each entry
+  also carries one tag per namespace prefix, so a search under `("memories", "u1")` is
+  prefiltered to that user's entries.
+- **user scoping.** `MembankStore(user_at=1)` says which label is the user id; the entries
+  then carry membank's user tag (the one `rows_of_user` selects).
+- **value -> entry.** The value (a JSON object) is kept whole in the entry's metadata
+  (`langgraph`); the entry's content is the text of its indexed fields (`index=[...]` on the
+  put, or the store's `index_fields`; default every text leaf), which membank chunks and
+  embeds with the bank's mode (the offline MiniLM by default). `index=False`: the item is
+  listed and filtered but never ranked by a query.
+- **put = write, update = write then forget.** An update writes the new entry first, then
+  deletes the old one for good, so `created_at` stays the item's first put and `updated_at`
+  is the last. `delete` is membank's final deletion (text, vectors, old table versions).
+- **search.** With a query: membank's hybrid search (vector + full-text) in the prefix's
+  banks, every score kept, then `filter` on the value's fields (`$eq $ne $gt $gte $lt
+  $lte`), then offset/limit (a filtered or wildcard search ranks at most 1000 entries per
+  bank). Without a query: the items under the prefix, newest first, filtered.
+- **list_namespaces.** Distinct namespaces of the store's banks, prefix/suffix conditions
+  (with `*`), `max_depth`, limit and offset, sorted.
+- **TTL -> retention.** `MembankStore(ttl={"default_ttl": DAYS * 1440})` gives the banks it
+  makes that retention (membank's retention sweep deletes by age of the last write). A
+  per-item `ttl` other than that is refused (NotImplementedError): membank expires by bank,
+  not by item. `refresh_ttl` on reads has no effect (a read does not rewrite the entry).
+
+Importing `memory` or running `membank` never imports this package (nor LangGraph).
+"""
+
+try:
+    import langgraph.store.base  # noqa: F401  (the extra's presence, checked once)
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise ImportError(
+        "memory.integrations.langgraph needs LangGraph: pip install 'membank[langgraph]'"
+    ) from exc
+
+from memory.integrations.langgraph.backend import Backend, LocalBackend
+from memory.integrations.langgraph.store import MembankStore
+
+__all__ = ["Backend", "LocalBackend", "MembankStore"]
