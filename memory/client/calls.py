@@ -15,6 +15,7 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from memory import errors as core
 from memory.client.errors import InvalidInput
 from memory.types.problems import one_line
 
@@ -88,6 +89,8 @@ def model(cls: type[M], /, **fields: Any) -> M:
         return cls(**fields)
     except ValidationError as exc:
         raise InvalidInput(one_line(exc, cls.__name__), code="invalid_request") from exc
+    except core.InvalidInput as exc:  # a field rule (memory.types.fields) said why
+        raise InvalidInput(str(exc), code="invalid_input") from exc
 
 
 def given(**fields: Any) -> dict[str, Any]:
