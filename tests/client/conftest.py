@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ if str(API_TESTS) not in sys.path:
 
 from api_support import Api  # noqa: E402
 
-from memory.client import AsyncClient, Client, RetryPolicy  # noqa: E402
+from memory.client import Client, RetryPolicy  # noqa: E402
 
 
 def _api_fixtures() -> object:
@@ -37,11 +37,4 @@ NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0.0, max_wait_seconds=0.0)
 def client(api: Api) -> Iterator[Client]:
     """A client with acme's key (the current API version)."""
     with Client(api.url, api.acme_key, retry=NO_WAIT) as made:
-        yield made
-
-
-@pytest.fixture
-async def aclient(api: Api) -> AsyncIterator[AsyncClient]:
-    """An async client with acme's key."""
-    async with AsyncClient(api.url, api.acme_key, retry=NO_WAIT) as made:
         yield made

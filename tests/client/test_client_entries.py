@@ -12,7 +12,7 @@ import pytest
 from api_support import Api
 
 from memory.api.schemas import PastedInput
-from memory.client import Client, InvalidInput, NotFound
+from memory.client import Client, InvalidInput, JobFailed, NotFound
 from memory.layers import working
 from memory.layers.turns import Turn
 from memory.models import Entry, SearchHit
@@ -110,6 +110,13 @@ def test_test_compaction_of_a_bank_and_of_pasted_entries(client: Client) -> None
         "Keep facts.", {"kind": "synthetic", "description": "a support chat", "count": 6}
     )
     assert client.jobs.wait(synthetic, timeout=60).status == "succeeded"
+
+
+def test_a_job_that_fails_raises_with_the_code_the_direct_call_gives(client: Client) -> None:
+    bank = _thread(client, 1)  # a compaction test needs at least 2 entries
+    with pytest.raises((JobFailed, InvalidInput)) as raised:  # a failed job, or a 400 at once
+        client.jobs.wait(client.banks.test_compaction(bank, "Keep facts."), timeout=60)
+    assert raised.value.code == "invalid_input" and "at least 2 entries" in raised.value.message
 
 
 def test_export_estimate_wait_download_json_and_parquet(client: Client, tmp_path: Path) -> None:

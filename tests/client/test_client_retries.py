@@ -49,7 +49,7 @@ BANK = Bank(
 
 
 def job(status: str, **fields: object) -> dict[str, object]:
-    made = Job(id="j1", kind="compact", status=status, created_at=NOW, status_url="/jobs/j1")  # type: ignore[arg-type]
+    made = Job(id="j1", kind="compact", status=status, created_at=NOW, status_url="/jobs/j1")
     return {**made.model_dump(mode="json"), **fields}
 
 
@@ -71,7 +71,7 @@ class Recorder:
         return self.now
 
     def policy(self, attempts: int = 4, **fields: float) -> RetryPolicy:
-        return RetryPolicy(attempts=attempts, sleep=self.sleep, clock=self.clock, **fields)  # type: ignore[arg-type]
+        return RetryPolicy(attempts=attempts, sleep=self.sleep, clock=self.clock, **fields)
 
 
 @contextmanager
