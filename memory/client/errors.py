@@ -27,16 +27,24 @@ class MembankError(core.MembankError):
         code: the envelope's stable code (`not_found`, `invalid_input`, ...).
         message: the envelope's message: what went wrong and how to fix it.
         request_id: the response's `X-Request-ID` (ties it to the server's log).
+        retry_after: the response's `Retry-After` in seconds (None: it had none).
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, code: str = "error", request_id: str = ""
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str = "error",
+        request_id: str = "",
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         where = f" (HTTP {self.status}, {self.code})" if self.status else f" ({self.code})"
@@ -61,23 +69,16 @@ class NotFound(MembankError, core.NotFound):
 
 
 class Conflict(MembankError, core.Conflict):
-    """409 (a `type`/`mode` change, an export not finished) or 412 (an `If-Match` mismatch)."""
+    """409 (a `type`/`mode` change, an export not finished; with `retry_after`: the same
+    `Idempotency-Key` is still running elsewhere) or 412 (an `If-Match` mismatch)."""
 
 
 class RateLimited(MembankError):
     """429: too many requests or jobs; `retry_after` is the server's wait in seconds."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
-
 
 class ServerError(MembankError):
     """5xx: a model provider (502) or storage (503) failure, or an unexpected one (500)."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
 
 
 class ConnectionFailed(MembankError):
@@ -140,11 +141,8 @@ def error_for(response: httpx.Response) -> MembankError:
     code, message = _envelope(response)
     kind = _BY_STATUS.get(status, ServerError if status >= 500 else MembankError)
     rid = response.headers.get(REQUEST_ID, "")
-    if kind in (RateLimited, ServerError):
-        return kind(
-            message, status=status, code=code, request_id=rid, retry_after=retry_after(response)
-        )
-    return kind(message, status=status, code=code, request_id=rid)
+    after = retry_after(response)
+    return kind(message, status=status, code=code, request_id=rid, retry_after=after)
 
 
 def job_failure(job: Job) -> JobFailed:

@@ -2,7 +2,8 @@
 answer becomes a result or an error.
 
 Retries (tenacity, with the numbers of a `memory.retry.RetryPolicy`): a 429, a 5xx or a
-connection that failed is sent again, at most `attempts` times in all. The wait before a
+connection that failed is sent again (and a 409 with `Retry-After`: the same
+`Idempotency-Key` still running elsewhere), at most `attempts` times in all. The wait before a
 rerun is the answer's `Retry-After` when it has one, else the policy's exponential backoff.
 A `Retry-After` longer than `max_retry_after` is not waited for: the error (`RateLimited`
 with its `retry_after`) is raised at once, so the caller decides. A write carries one
@@ -19,7 +20,7 @@ import httpx
 from tenacity import RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memory.api.versioning import HEADER as VERSION_HEADER
-from memory.client.errors import ConnectionFailed, RateLimited, ServerError, error_for
+from memory.client.errors import Conflict, ConnectionFailed, RateLimited, ServerError, error_for
 from memory.retry import RetryPolicy
 from memory.types.api_version import ApiVersion
 
@@ -61,7 +62,10 @@ def call_headers(write: bool) -> dict[str, str]:
 
 
 def retriable(exc: BaseException) -> bool:
-    """Return True for a failure worth sending again: 429, 5xx, no connection."""
+    """Return True for a failure worth sending again: 429, 5xx, no connection, and a 409
+    with `Retry-After` (the call's `Idempotency-Key` is still running elsewhere)."""
+    if isinstance(exc, Conflict):
+        return exc.retry_after is not None
     return isinstance(exc, RateLimited | ServerError | ConnectionFailed)
 
 

@@ -174,6 +174,17 @@ def test_refusals_are_not_retried_and_map_to_their_kind() -> None:
     assert len(stub.seen) == 3 and waits.waits == []
 
 
+def test_a_conflict_with_retry_after_is_the_same_write_still_running_and_is_retried() -> None:
+    waits = Recorder()
+    running = error(
+        409, "conflict", "this Idempotency-Key is still running", **{"Retry-After": "1"}
+    )
+    with talking(running, Reply(201, BANK), retry=waits.policy()) as (stub, client):
+        assert client.banks.create("support").id == "b1"
+    assert waits.waits == [1.0]
+    assert stub.seen[0].headers["idempotency-key"] == stub.seen[1].headers["idempotency-key"]
+
+
 def test_no_server_is_a_connection_failure_after_the_attempts() -> None:
     waits = Recorder()
     with socket.socket() as sock:
