@@ -44,7 +44,7 @@ class _Runner:
     ) -> Any:
         """Send `call` (retried as `Retries` says); return `await handle(response)` (default:
         the JSON body)."""
-        headers = call_headers(call.write)
+        headers = {**call_headers(call.write), **call.headers}
         body = call.json()
         query_params = query(call) if params is None else params
 

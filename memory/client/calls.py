@@ -31,6 +31,7 @@ class Call(Generic[T]):
     Attributes:
         write: a write or a job-starting call; it carries an `Idempotency-Key` (one uuid per
             call, the same on each of its retries), so a retried write is stored once.
+        headers: the call's own headers (`If-Match`).
     """
 
     method: str
@@ -39,6 +40,7 @@ class Call(Generic[T]):
     params: Mapping[str, Any] = field(default_factory=dict)
     body: BaseModel | dict[str, Any] | None = None
     write: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
         """Return the body as JSON data: the fields that were set (an explicit null counts)."""

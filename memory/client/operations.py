@@ -41,6 +41,7 @@ from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry, SearchH
 from memory.stats import Stats
 
 BANKS = "/memory_banks"
+IF_MATCH = "If-Match"
 PAGE_SIZE = 100
 """Items asked for per page by the list iterators (the server allows 1-1000)."""
 
@@ -80,20 +81,37 @@ def banks_get(bank_id: str) -> Call[Bank]:
     return Call("GET", _bank(bank_id), Bank.model_validate)
 
 
-def banks_update(bank_id: str, **fields: Any) -> Call[Bank]:
-    """Apply the given `BankUpdate` fields (a `type` or `mode` change is a Conflict)."""
+def _if_match(etag: str | None) -> dict[str, str]:
+    return {} if etag is None else {IF_MATCH: etag}
+
+
+def banks_update(bank_id: str, *, if_match: str | None = None, **fields: Any) -> Call[Bank]:
+    """Apply the given `BankUpdate` fields (a `type` or `mode` change is a Conflict;
+    `if_match`: the bank's ETag, so a bank changed since is a Conflict and stays as it is,
+    where the server honours `If-Match`)."""
     body = model(BankUpdate, **fields)
-    return Call("PUT", _bank(bank_id), Bank.model_validate, body=body, write=True)
+    return Call(
+        "PUT",
+        _bank(bank_id),
+        Bank.model_validate,
+        body=body,
+        write=True,
+        headers=_if_match(if_match),
+    )
 
 
-def banks_delete(bank_id: str) -> Call[Deleted]:
-    """Delete the bank, its entries and their files."""
-    return Call("DELETE", _bank(bank_id), Deleted.model_validate, write=True)
+def banks_delete(bank_id: str, *, if_match: str | None = None) -> Call[Deleted]:
+    """Delete the bank, its entries and their files (`if_match`: only if unchanged)."""
+    return Call(
+        "DELETE", _bank(bank_id), Deleted.model_validate, write=True, headers=_if_match(if_match)
+    )
 
 
-def banks_delete_source(bank_id: str) -> Call[SourceReset]:
+def banks_delete_source(bank_id: str, *, if_match: str | None = None) -> Call[SourceReset]:
     """Remove every entry of the bank and reset its storage; the configuration stays."""
-    return Call("DELETE", _bank(bank_id, "/source"), SourceReset.model_validate, write=True)
+    path = _bank(bank_id, "/source")
+    parse = SourceReset.model_validate
+    return Call("DELETE", path, parse, write=True, headers=_if_match(if_match))
 
 
 def banks_agents(bank_id: str, *, page_size: int = PAGE_SIZE) -> PageCall[AgentRef]:

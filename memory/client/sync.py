@@ -41,7 +41,7 @@ class _Runner:
     ) -> Any:
         """Send `call` (retried as `Retries` says); return `handle(response)` of its answer
         (default: the JSON body), the response streamed so a download is not held in memory."""
-        headers = call_headers(call.write)
+        headers = {**call_headers(call.write), **call.headers}
         body = call.json()
         query_params = query(call) if params is None else params
 

@@ -185,6 +185,24 @@ def test_a_conflict_with_retry_after_is_the_same_write_still_running_and_is_retr
     assert stub.seen[0].headers["idempotency-key"] == stub.seen[1].headers["idempotency-key"]
 
 
+def test_if_match_is_sent_on_the_changes_that_take_it() -> None:
+    reset = {"id": "b1", "source_reset": True}
+    script = (Reply(200, BANK), Reply(200, reset), Reply(200, {"id": "b1", "deleted": True}))
+    with talking(*script) as (stub, client):
+        client.banks.update("b1", name="x", if_match='"abc"')
+        client.banks.delete_source("b1", if_match='"abc"')
+        client.banks.delete("b1")
+    assert [s.headers.get("if-match") for s in stub.seen] == ['"abc"', '"abc"', None]
+    assert stub.seen[0].body == {"name": "x"}
+
+
+def test_a_download_before_the_export_is_done_is_a_conflict() -> None:
+    busy = error(409, "conflict", "export e1 is running: wait for it")
+    with talking(busy) as (stub, client), pytest.raises(Conflict) as raised:
+        client.exports.download("e1")
+    assert raised.value.status == 409 and stub.seen[0].path.endswith("/e1/download")
+
+
 def test_no_server_is_a_connection_failure_after_the_attempts() -> None:
     waits = Recorder()
     with socket.socket() as sock:
