@@ -22,6 +22,7 @@ from memory.client.transport import (
     call_headers,
     checked,
     connection_failed,
+    json_of,
     version_of,
 )
 from memory.retry import RetryPolicy
@@ -58,7 +59,7 @@ class _Runner:
                         checked(response)
                     if handle is None:
                         await response.aread()
-                        return response.json()
+                        return json_of(response)
                     return await handle(response)
             except httpx.TransportError as exc:
                 raise connection_failed(exc, call.method, call.path) from exc
@@ -137,6 +138,7 @@ class _Waiting(AsyncResource):
     def __init__(self, runner: _Runner, poll: Poll, sleep: Sleep) -> None:
         super().__init__(runner)
         self._poll = poll
+        self._sender = runner
         self._sleep = sleep
 
 
@@ -211,7 +213,7 @@ class Exports(_Waiting):
         """
         export_id = export if isinstance(export, str) else export.id
         call: Call[Any] = Call("GET", op.export_download_path(export_id), lambda a: a)
-        runner: _Runner = self._runner  # type: ignore[assignment]
+        runner = self._sender
 
         async def read(response: httpx.Response) -> bytes:
             return await response.aread()

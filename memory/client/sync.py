@@ -21,6 +21,7 @@ from memory.client.transport import (
     call_headers,
     checked,
     connection_failed,
+    json_of,
     version_of,
 )
 from memory.retry import RetryPolicy
@@ -55,7 +56,7 @@ class _Runner:
                         checked(response)
                     if handle is None:
                         response.read()
-                        return response.json()
+                        return json_of(response)
                     return handle(response)
             except httpx.TransportError as exc:
                 raise connection_failed(exc, call.method, call.path) from exc
@@ -133,6 +134,7 @@ class _Waiting(SyncResource):
     def __init__(self, runner: _Runner, poll: Poll, sleep: Callable[[float], None]) -> None:
         super().__init__(runner)
         self._poll = poll
+        self._sender = runner
         self._sleep = sleep
 
 
@@ -206,7 +208,7 @@ class Exports(_Waiting):
         """
         export_id = export if isinstance(export, str) else export.id
         call: Call[Any] = Call("GET", op.export_download_path(export_id), lambda a: a)
-        runner: _Runner = self._runner  # type: ignore[assignment]
+        runner = self._sender
         if to is None:
             return bytes(runner.send(call, lambda r: r.read()))
         target = Path(to)

@@ -20,7 +20,14 @@ import httpx
 from tenacity import RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memory.api.versioning import HEADER as VERSION_HEADER
-from memory.client.errors import Conflict, ConnectionFailed, RateLimited, ServerError, error_for
+from memory.client.errors import (
+    Conflict,
+    ConnectionFailed,
+    MembankError,
+    RateLimited,
+    ServerError,
+    error_for,
+)
 from memory.retry import RetryPolicy
 from memory.types.api_version import ApiVersion
 
@@ -84,8 +91,20 @@ def checked(response: httpx.Response) -> httpx.Response:
 
 
 def json_of(response: httpx.Response) -> Any:
-    """Return a response's JSON body."""
-    return response.json()
+    """Return a response's JSON body (read).
+
+    Raises:
+        MembankError: the answer is not JSON (not a membank server, or a proxy's page).
+    """
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise MembankError(
+            f"the answer to {response.request.method} {response.request.url.path} is not JSON "
+            f"(HTTP {response.status_code}): is {response.request.url.host} a membank server?",
+            status=response.status_code,
+            code="bad_response",
+        ) from exc
 
 
 @dataclass(frozen=True)

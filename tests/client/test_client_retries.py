@@ -27,6 +27,7 @@ from memory.client import (
     InvalidInput,
     JobFailed,
     JobTimeout,
+    MembankError,
     RateLimited,
     RetryPolicy,
     ServerError,
@@ -201,6 +202,12 @@ def test_a_download_before_the_export_is_done_is_a_conflict() -> None:
     with talking(busy) as (stub, client), pytest.raises(Conflict) as raised:
         client.exports.download("e1")
     assert raised.value.status == 409 and stub.seen[0].path.endswith("/e1/download")
+
+
+def test_an_answer_that_is_not_json_says_so() -> None:
+    with talking(Reply(200, None)) as (_, client), pytest.raises(MembankError) as raised:
+        client.banks.get("b1")
+    assert raised.value.code == "bad_response" and "membank server" in raised.value.message
 
 
 def test_no_server_is_a_connection_failure_after_the_attempts() -> None:
