@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import quote
 
 from memory.accounts.keys import ApiKey, CreatedKey
+from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.wipe import WipeReceipt
 from memory.api.routes.assistant import AcceptRequest, ConfigForBank, ConfigRequest
 from memory.api.routes.entries import Forgotten, SearchResults
 from memory.api.routes.layers import EndConversation, Recalled, RecallRequest, RememberRequest
@@ -35,8 +37,6 @@ from memory.api.schemas import (
 from memory.assistant.records import Proposal
 from memory.client.calls import Call, PageCall, given, model
 from memory.export.records import ExportEstimate, ExportFilters, ExportFormat
-from memory.layers.memories import Memory, RecalledMemory
-from memory.layers.wipe import WipeReceipt
 from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry, SearchHit, SearchQuery
 from memory.stats import Stats
 

@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from api_support import Api
 
+from memory.agents import working
+from memory.agents.turns import Turn
 from memory.api.schemas import PastedInput
 from memory.client import Client, InvalidInput, JobFailed, NotFound
-from memory.layers import working
-from memory.layers.turns import Turn
 from memory.models import Entry, SearchHit
 
 pytestmark = pytest.mark.server
