@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from synthetic_bank import build, context
 
-from memory.export.parquet import writer_options
+from memory.transfer.export.parquet import writer_options
 
 REPO = Path(__file__).resolve().parents[1]
 CHILD = """
@@ -46,7 +46,7 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/bench")
 from synthetic_bank import context
 from memory import banks
-from memory.export import export
+from memory.transfer.export import export
 def hwm():
     # peak RSS of this process image (ru_maxrss can carry the parent's peak across exec)
     for line in open("/proc/self/status"):
@@ -65,8 +65,8 @@ peak = hwm()
 scan = []  # the export's read alone: the same columns and batches, nothing written
 if sys.argv[3] == "parquet":
     from memory.config import get_mode
-    from memory.export import SCAN_BATCH, SCAN_BYTES
-    from memory.export.parquet import SCAN_COLUMNS
+    from memory.transfer.export import SCAN_BATCH, SCAN_BYTES
+    from memory.transfer.export.parquet import SCAN_COLUMNS
     from memory.store.heads import CHUNK, columns_of
     for _ in range(3):
         started = time.perf_counter()

@@ -3,7 +3,7 @@
 Usage: python bench/ingest.py [--rows 1000] [--repeat 2] [--mode balanced]
 
 A JSONL file of support-chat turns (mostly one or two sentences, a few short paragraphs)
-is ingested into a fresh conversation bank with `memory.ingest.ingest` and the mode's
+is ingested into a fresh conversation bank with `memory.transfer.ingest.ingest` and the mode's
 default offline embedder (MiniLM int8, ONNX). The baseline embeds exactly the texts the
 ingest embedded (recorded during the run), in the same batch sizes, with the same embedder
 instance: everything else ingest does (reading, per-row validation, chunking, stable ids,
@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memory import banks
 from memory.config import Mode, get_mode
 from memory.context import Context
-from memory.ingest import ingest
 from memory.models import BankCreate
 from memory.ports import Embedder, Vectors
 from memory.providers.embed import embedder_for
 from memory.store.lance import LanceStore
+from memory.transfer.ingest import ingest
 
 PHRASES = [
     "my order {n} has not arrived yet",

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from memory import stats
 from memory.errors import NotFound
-from memory.ingest.report import iter_report_lines
 from memory.models import Bank, BankCreate
 from memory.ops import banks, transfer
+from memory.transfer.ingest.report import iter_report_lines
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -8,11 +8,11 @@ from pathlib import Path
 import streamlit as st
 
 from lab import ui
-from memory import export
 from memory.context import Context
 from memory.models import Bank, BankUpdate
 from memory.ops import banks, exports
 from memory.ops.compaction import compact_now
+from memory.transfer import export
 
 
 def configuration(ctx: Context, bank: Bank) -> None:

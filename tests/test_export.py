@@ -27,12 +27,12 @@ from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, StorageError
-from memory.export import ExportFilters, ExportFormat, PartitionBy, estimate, export
-from memory.export.importer import import_json
 from memory.models import SUMMARY_TAG, Bank, BankCreate, Entry, EntryIn
 from memory.store import locks
 from memory.store.lance import entries_table_name
 from memory.testing import failing_after
+from memory.transfer.export import ExportFilters, ExportFormat, PartitionBy, estimate, export
+from memory.transfer.import_json import import_json
 from memory.types.entry_filter import EntryFilter
 
 SCHEMA_V1 = [
@@ -393,9 +393,9 @@ FAILING_WRITES = [
 
 
 def _original(patched: str) -> Any:
-    """Return the function `module.name` under memory.export names (before it is patched)."""
+    """Return the function `module.name` of memory.transfer.export (before it is patched)."""
     module, name = patched.split(".")
-    return getattr(importlib.import_module(f"memory.export.{module}"), name)
+    return getattr(importlib.import_module(f"memory.transfer.export.{module}"), name)
 
 
 @dataclass(frozen=True)
@@ -450,7 +450,7 @@ def test_failed_export_leaves_no_partial_file(
     target: str,
     patched: str,
 ) -> None:
-    monkeypatch.setattr(f"memory.export.{patched}", failing_after(2, _original(patched)))
+    monkeypatch.setattr(f"memory.transfer.export.{patched}", failing_after(2, _original(patched)))
     with pytest.raises(RuntimeError, match="injected"):
         previous.again(ctx, bank)
     previous.assert_kept()
@@ -625,7 +625,9 @@ def test_disk_full_is_a_storage_failure_that_keeps_the_previous_export(
     patched: str,
 ) -> None:
     disk_full = OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(f"memory.export.{patched}", failing_after(1, _original(patched), disk_full))
+    monkeypatch.setattr(
+        f"memory.transfer.export.{patched}", failing_after(1, _original(patched), disk_full)
+    )
     with pytest.raises(StorageError, match="No space left on device"):
         previous.again(ctx, bank)
     previous.assert_kept()

@@ -14,9 +14,9 @@ from compaction_support import run
 from memory import banks, entries
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.export import export
-from memory.export.importer import import_json
 from memory.models import BankCreate, EntryIn
+from memory.transfer.export import export
+from memory.transfer.import_json import import_json
 
 
 @pytest.fixture

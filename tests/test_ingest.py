@@ -17,10 +17,10 @@ from cli_support import Cli, cli_fixture  # noqa: F401  (the `cli` fixture)
 from memory import banks, entries
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.ingest import ingest, stable_id
-from memory.ingest.report import iter_report_lines
 from memory.models import Bank, BankCreate, EntryIn
 from memory.testing import ScriptedCompleter
+from memory.transfer.ingest import ingest, stable_id
+from memory.transfer.ingest.report import iter_report_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 REPO = Path(__file__).resolve().parents[1]
@@ -240,7 +240,7 @@ KILLER = textwrap.dedent(
     import sys
     from memory import banks
     from memory.context import Context
-    from memory.ingest import ingest
+    from memory.transfer.ingest import ingest
     from memory.store.lance import LanceStore
     from memory.testing import KillingEmbedder
 
@@ -592,7 +592,7 @@ INGESTER = textwrap.dedent(
     from pathlib import Path
     from memory import banks
     from memory.context import Context
-    from memory.ingest import ingest
+    from memory.transfer.ingest import ingest
     from memory.store.lance import LanceStore
     from memory.testing import HashingEmbedder
 

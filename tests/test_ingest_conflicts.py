@@ -12,8 +12,8 @@ from memory import banks, entries, search
 from memory.cli import main
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.ingest import ingest
 from memory.models import Bank, BankCreate, SearchQuery
+from memory.transfer.ingest import ingest
 
 MARKER = "qxoldversion5521"
 """A word only the stored (old) version of the entry holds, to look for on disk."""

@@ -40,7 +40,7 @@ from spawned import CACHE as BYTECODE
 from spawned import write_markers
 from test_cli import MEMBANK, Run
 
-from memory import banks, entries, export, purge, retention, search, stats
+from memory import banks, entries, purge, retention, search, stats
 from memory.clock import FixedClock
 from memory.compaction.apply import compact_partition
 from memory.context import Context
@@ -51,6 +51,7 @@ from memory.store.lance import LanceStore, entries_table_name
 from memory.store.retry import race_of
 from memory.store.segments import StoreTuning
 from memory.testing import ScriptedCompleter
+from memory.transfer import export
 
 PASSPORT = "xq7731passport"
 """A distinctive token (a fake passport number) that must vanish from every object; lower

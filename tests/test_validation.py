@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from memory import banks, entries, search, validation
 from memory.context import Context
 from memory.errors import InvalidInput
-from memory.export import ExportFilters, export
-from memory.export.importer import import_json
-from memory.ingest import ingest
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
+from memory.transfer.export import ExportFilters, export
+from memory.transfer.import_json import import_json
+from memory.transfer.ingest import ingest
 from memory.validation import Invalid
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.api.errors import ErrorBody, code_of
 from memory.config import Template
-from memory.export.records import ExportFormat
 from memory.ops import exports
 from memory.ops.jobs import JobRecord, JobStatus
 from memory.prompt_lab import PastedSource, SyntheticSource, TestOptions
+from memory.transfer.export.records import ExportFormat
 
 T = TypeVar("T")
 MAX_PAGE = 1000

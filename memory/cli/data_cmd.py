@@ -84,8 +84,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from memory.ingest.report import iter_report_lines
     from memory.ops import transfer
+    from memory.transfer.ingest.report import iter_report_lines
 
     request = transfer.IngestRequest(
         bank=args.bank,

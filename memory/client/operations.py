@@ -36,9 +36,9 @@ from memory.api.schemas import (
 )
 from memory.assistant.records import Proposal
 from memory.client.calls import Call, PageCall, given, model
-from memory.export.records import ExportEstimate, ExportFilters, ExportFormat
 from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry, SearchHit, SearchQuery
 from memory.stats import Stats
+from memory.transfer.export.records import ExportEstimate, ExportFilters, ExportFormat
 
 BANKS = "/memory_banks"
 IF_MATCH = "If-Match"

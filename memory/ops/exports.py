@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.export.records import ExportEstimate, ExportFilters, ExportFormat, ExportResult
 from memory.ops import transfer
 from memory.ops.jobs import JobRecord, Jobs
 from memory.ops.lab import bank_of
+from memory.transfer.export.records import ExportEstimate, ExportFilters, ExportFormat, ExportResult
 
 KIND = "export"
 """The kind of an export's job."""

@@ -12,17 +12,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory import export
-from memory.export import ExportEstimate, ExportFilters, ExportFormat, ExportResult, PartitionBy
-from memory.export.importer import ImportReport, import_json
-from memory.ingest import DEFAULT_BATCH, IngestReport, OnConflict, ingest
 from memory.models import Bank
 from memory.ops.banks import get
+from memory.transfer import export
+from memory.transfer.export import (
+    ExportEstimate,
+    ExportFilters,
+    ExportFormat,
+    ExportResult,
+    PartitionBy,
+)
+from memory.transfer.import_json import ImportReport, import_json
+from memory.transfer.ingest import DEFAULT_BATCH, IngestReport, OnConflict, ingest
 
 if TYPE_CHECKING:
     from memory.context import Context
-    from memory.export import Progress
-    from memory.ingest.run import Progress as RowProgress
+    from memory.transfer.export import Progress
+    from memory.transfer.ingest.run import Progress as RowProgress
 
 __all__ = [
     "DEFAULT_BATCH",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from session_support import AppendingCompleter, write_conversation
 
-from memory import export
 from memory.agents import session, wipe, working
 from memory.context import Context
+from memory.transfer import export
 
 
 def test_the_wipe_covers_working_and_session_memory(ctx: Context, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from lance_files import btree_keys, data_values
 
-from memory import banks, entries, export, search, stats
+from memory import banks, entries, search, stats
 from memory.agents import longterm, session, wipe, working
 from memory.agents.turns import Turn
 from memory.context import Context
@@ -18,6 +18,7 @@ from memory.models import Bank, Entry, SearchQuery
 from memory.purge import PrunePending
 from memory.store.lance import entries_table_name
 from memory.testing import failing_after
+from memory.transfer import export
 
 GONE, KEPT = "zzwipeduser", "zzkeptuser"
 GONE_TEXT, KEPT_TEXT = "zzwipedneedle", "zzkeptneedle"

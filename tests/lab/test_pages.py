@@ -8,10 +8,11 @@ from datetime import timedelta
 from lab_support import OpenPage
 
 from lab.ui import CONTEXT_KEY
-from memory import banks, entries, export
+from memory import banks, entries
 from memory.clock import FixedClock
 from memory.context import Context
 from memory.models import BankCreate, BankUpdate, EntryIn
+from memory.transfer import export
 
 
 def fixture_bank(ctx: Context, clock: FixedClock) -> None:

@@ -12,8 +12,8 @@ from memory.api.mcp.inputs import ExportRef, ExportSpec, StartExport
 from memory.api.schemas import ResourceExport, export_out
 from memory.api.state import ApiState
 from memory.context import Context
-from memory.export.records import ExportEstimate
 from memory.ops import exports
+from memory.transfer.export.records import ExportEstimate
 
 MAX_INLINE = 1_000_000
 """Largest JSON export `read_resource_export` hands back inline, in bytes."""

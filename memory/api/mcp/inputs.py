@@ -15,9 +15,9 @@ from pydantic import Field
 
 from memory.api.mcp.tooling import ToolInput
 from memory.api.schemas import MAX_PAGE
-from memory.export.records import ExportFilters, ExportFormat
 from memory.models import BankCreate, BankType, BankUpdate, EntryIn, SearchMethod, SearchQuery
 from memory.ops.exports import ExportRequest
+from memory.transfer.export.records import ExportFilters, ExportFormat
 from memory.validation import as_utc
 
 BANK_ID = "The memory bank's id (its name works too), as list_memory_banks returns it."

@@ -10,8 +10,8 @@ from fastapi.responses import FileResponse
 
 from memory.api.deps import Account, Ctx, State
 from memory.api.schemas import EXPORTS_PATH, ResourceExport, ResourceExportCreate, export_out
-from memory.export.records import ExportEstimate
 from memory.ops import exports
+from memory.transfer.export.records import ExportEstimate
 
 router = APIRouter(prefix=EXPORTS_PATH, tags=["exports"])
 MEDIA = {"json": "application/json", "parquet": "application/vnd.apache.parquet"}

@@ -9,16 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory.export.parquet import SCAN_COLUMNS
-from memory.export.records import (
+from memory.models import Bank
+from memory.transfer.export.parquet import SCAN_COLUMNS
+from memory.transfer.export.records import (
     JSON_FORMAT,
     ExportFilters,
     Progress,
     entry_record,
     json_header,
 )
-from memory.export.scan import scan
-from memory.models import Bank
+from memory.transfer.export.scan import scan
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from memory import banks, entries, validation
 from memory.errors import Conflict, InvalidInput
-from memory.export import JSON_FORMAT, JSON_SCHEMA_VERSION
 from memory.models import Bank, BankCreate, EntryIn, EntryKind, Strict
+from memory.transfer.export import JSON_FORMAT, JSON_SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -19,9 +19,10 @@ import pyarrow.compute as pc
 
 from memory import banks
 from memory.errors import InvalidInput
-from memory.export.files import atomic_dir, atomic_file
-from memory.export.json_file import is_json_export, json_overhead, write_json
-from memory.export.parquet import (
+from memory.models import Bank
+from memory.transfer.export.files import atomic_dir, atomic_file
+from memory.transfer.export.json_file import is_json_export, json_overhead, write_json
+from memory.transfer.export.parquet import (
     PARQUET_SCHEMA_VERSION,
     is_export_file,
     is_export_folder,
@@ -30,7 +31,7 @@ from memory.export.parquet import (
     write_partitioned,
     write_single,
 )
-from memory.export.records import (
+from memory.transfer.export.records import (
     ExportEstimate,
     ExportFilters,
     ExportFormat,
@@ -40,8 +41,7 @@ from memory.export.records import (
     header,
     json_header,
 )
-from memory.export.scan import SCAN_BATCH, scan
-from memory.models import Bank
+from memory.transfer.export.scan import SCAN_BATCH, scan
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from memory.ingest.sources import RowError, SourceRow, file_error
+from memory.transfer.ingest.sources import RowError, SourceRow, file_error
 from memory.validation import is_utf8
 
 CSV_FIELD_LIMIT = 16 * 1024 * 1024

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from memory.export.records import ExportFilters
 from memory.models import Bank
+from memory.transfer.export.records import ExportFilters
 
 if TYPE_CHECKING:
     from memory.context import Context

@@ -22,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory.export.records import ExportFilters, PartitionBy
-from memory.export.scan import scan
 from memory.models import Bank
 from memory.store.schema import TIMESTAMP
+from memory.transfer.export.records import ExportFilters, PartitionBy
+from memory.transfer.export.scan import scan
 
 if TYPE_CHECKING:
     from memory.context import Context

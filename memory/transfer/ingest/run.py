@@ -27,10 +27,10 @@ from pydantic import ValidationError
 from memory import entries, purge, validation
 from memory.compaction.bank import compact_if_over
 from memory.errors import IngestStopped, InvalidInput, StorageError
-from memory.ingest.rejects import RejectsWriter, check_rejects_path
-from memory.ingest.report import CompactionTally, FileReport, IngestReport
-from memory.ingest.sources import RowError, SourceRow, count_rows, discover, read_rows
 from memory.models import Bank, EntryIn
+from memory.transfer.ingest.rejects import RejectsWriter, check_rejects_path
+from memory.transfer.ingest.report import CompactionTally, FileReport, IngestReport
+from memory.transfer.ingest.sources import RowError, SourceRow, count_rows, discover, read_rows
 from memory.types.entry_filter import EntryFilter
 from memory.types.problems import engine_text
 

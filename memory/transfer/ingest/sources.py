@@ -110,7 +110,7 @@ def _hidden(relative: Path) -> bool:
 def read_rows(item: InputFile) -> Iterator[SourceRow]:
     """Yield every row of a file; an unreadable file yields one row carrying the error."""
     if item.format == "csv":
-        from memory.ingest.csv_rows import csv_rows
+        from memory.transfer.ingest.csv_rows import csv_rows
 
         yield from csv_rows(item.path)
         return
@@ -140,7 +140,7 @@ def _count(item: InputFile) -> int:
 
         return int(pq.ParquetFile(item.path).metadata.num_rows)
     if item.format == "csv":
-        from memory.ingest.csv_rows import CSV_FIELD_LIMIT
+        from memory.transfer.ingest.csv_rows import CSV_FIELD_LIMIT
 
         csv.field_size_limit(min(CSV_FIELD_LIMIT, sys.maxsize))
         with item.path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:

@@ -7,8 +7,8 @@ for CSV); `rejects` writes the rows that could not be used; `report` counts what
 
 from __future__ import annotations
 
-from memory.ingest.report import IngestReport, iter_report_lines
-from memory.ingest.run import DEFAULT_BATCH, OnConflict, ingest, stable_id
+from memory.transfer.ingest.report import IngestReport, iter_report_lines
+from memory.transfer.ingest.run import DEFAULT_BATCH, OnConflict, ingest, stable_id
 
 __all__ = [
     "DEFAULT_BATCH",

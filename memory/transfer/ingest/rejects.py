@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from memory.errors import InvalidInput, StorageError
-from memory.ingest.sources import (
+from memory.transfer.ingest.sources import (
     REJECTS_SUFFIX,
     InputFile,
     RowError,

@@ -8,8 +8,8 @@ formats; `files` makes the writes atomic (a temp sibling renamed into place).
 
 from __future__ import annotations
 
-from memory.export.json_file import is_json_export
-from memory.export.records import (
+from memory.transfer.export.json_file import is_json_export
+from memory.transfer.export.records import (
     JSON_FORMAT,
     JSON_SCHEMA_VERSION,
     ExportEstimate,
@@ -19,8 +19,8 @@ from memory.export.records import (
     PartitionBy,
     Progress,
 )
-from memory.export.run import count_entries, estimate, export
-from memory.export.scan import SCAN_BATCH, SCAN_BYTES
+from memory.transfer.export.run import count_entries, estimate, export
+from memory.transfer.export.scan import SCAN_BATCH, SCAN_BYTES
 
 __all__ = [
     "JSON_FORMAT",
