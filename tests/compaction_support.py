@@ -148,15 +148,14 @@ def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str) -
     import os
     import signal
 
-    from memory.compaction.apply import compact_partition, set_checkpoint
+    from memory.compaction.apply import compact_partition
 
     def die(at: str) -> None:
         if at == step:
             os.kill(os.getpid(), signal.SIGKILL)
 
     ctx = worker_context(uri, account, completer="extractive")
-    set_checkpoint(die)
-    compact_partition(ctx, banks.get(ctx, bank_id), key)
+    compact_partition(ctx, banks.get(ctx, bank_id), key, checkpoint=die)
 
 
 def write_recent(uri: str, account: str, bank_id: str, key: str, count: int) -> list[str]:

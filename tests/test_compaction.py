@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -23,7 +23,6 @@ from memory.compaction.apply import (
     compact_partition,
     reconcile,
     recovery_deletions,
-    set_checkpoint,
 )
 from memory.compaction.bank import compact_bank
 from memory.compaction.plan import summary_budget
@@ -50,13 +49,6 @@ def extractive(ctx: Context) -> ExtractiveCompleter:
     completer = ExtractiveCompleter()
     ctx.completer = lambda: completer
     return completer
-
-
-@pytest.fixture(autouse=True)
-def no_fault_hook() -> Iterator[None]:
-    """Make sure no test leaves a fault-injection hook behind."""
-    yield
-    set_checkpoint(None)
 
 
 def test_summary_replaces_oldest_and_keeps_newest(
@@ -269,10 +261,8 @@ def test_interrupted_at_any_step_then_rerun_loses_nothing(
         if at == step:
             raise KeyboardInterrupt(at)
 
-    set_checkpoint(crash)
     with pytest.raises(KeyboardInterrupt):
-        compact_partition(ctx, bank, "k")
-    set_checkpoint(None)
+        compact_partition(ctx, bank, "k", checkpoint=crash)
     assert_no_loss(entries.load(ctx, bank, "k"), before)
     calls = extractive.calls
     result = compact_partition(ctx, bank, "k")
@@ -298,9 +288,7 @@ def test_lost_race_drops_our_summary_and_deletes_nothing(
             item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
             entries.write(ctx, bank, [item], kind="summary", summary_of=[covered])
 
-    set_checkpoint(rival)
-    result = compact_partition(ctx, bank, "k")
-    set_checkpoint(None)
+    result = compact_partition(ctx, bank, "k", checkpoint=rival)
     assert result.status == "conflict"
     stored = entries.load(ctx, bank, "k")
     assert [e.content for e in stored if e.kind == "summary"] == ["rival summary"]
@@ -414,12 +402,12 @@ class _Crash(Exception):
     """Stands for a process killed at a compaction step (raised by the checkpoint hook)."""
 
 
-def _crash_at(step: str) -> None:
+def _crash_at(step: str) -> Callable[[str], None]:
     def hook(at: str) -> None:
         if at == step:
             raise _Crash(step)
 
-    set_checkpoint(hook)
+    return hook
 
 
 def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
@@ -429,10 +417,9 @@ def test_a_drop_stopped_after_its_prune_has_its_time_saved_and_verifies_clean(
 
     bank = make_bank(ctx, max_turns=4, compaction_prompt=None)
     write_turns(ctx, bank, "k", 6)
-    _crash_at("pruned")  # after the delete and the prune, before the stats are saved
+    # after the delete and the prune, before the stats are saved
     with pytest.raises(_Crash):
-        compact_partition(ctx, bank, "k")
-    set_checkpoint(None)
+        compact_partition(ctx, bank, "k", checkpoint=_crash_at("pruned"))
     # a drop leaves no summary behind: its time was saved before the delete
     assert banks.get(ctx, bank.id).last_compaction_at == clock.now()
     assert verify.verify_bank(ctx, bank).clean
@@ -446,10 +433,8 @@ def test_a_summary_stopped_before_its_stats_are_repaired_by_the_next_run(
     bank = make_bank(ctx, max_turns=4)
     write_turns(ctx, bank, "k", 6)
     clock.advance(timedelta(hours=2))
-    _crash_at("pruned")
     with pytest.raises(_Crash):
-        compact_partition(ctx, bank, "k")
-    set_checkpoint(None)
+        compact_partition(ctx, bank, "k", checkpoint=_crash_at("pruned"))
     stale = banks.get(ctx, bank.id)
     assert (stale.summary_count, stale.last_compaction_at) == (0, None)
     health = verify.verify_bank(ctx, stale)

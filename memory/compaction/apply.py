@@ -26,6 +26,7 @@ records when it was made; a drop, which leaves no summary, stamps the bank first
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
@@ -59,19 +60,19 @@ STEPS = ("recovered", "planned", "summarized", "summary_stored", "deleted", "pru
 """Checkpoints passed to the fault-injection hook, in order."""
 
 Checkpoint = Callable[[str], None]
-_checkpoint: list[Checkpoint] = []
+"""Called with each step's name in STEPS as compaction passes it (fault injection in tests)."""
 
 
-def set_checkpoint(hook: Checkpoint | None) -> None:
-    """Install (or with None remove) a hook called at each step in STEPS (fault injection)."""
-    _checkpoint.clear()
-    if hook is not None:
-        _checkpoint.append(hook)
+def _no_step(name: str) -> None:
+    return None
 
 
-def _step(name: str) -> None:
-    for hook in _checkpoint:
-        hook(name)
+@dataclass(frozen=True)
+class _Run:
+    """How this compaction runs: prune now or leave it to the caller, and its checkpoint."""
+
+    prune: bool
+    step: Checkpoint
 
 
 class CompactionResult(BaseModel):
@@ -126,10 +127,15 @@ def recovery_deletions(stored: Sequence[Entry]) -> set[str]:
 
 
 def _delete(
-    ctx: Context, bank: Bank, ids: Sequence[str], *, prune: bool = True, checkpoints: bool = False
+    ctx: Context,
+    bank: Bank,
+    ids: Sequence[str],
+    *,
+    prune: bool = True,
+    after: Callable[[], None] | None = None,
 ) -> None:
-    """Delete every chunk of `ids` in one commit and (unless the caller will) prune."""
-    after = (lambda: _step("deleted")) if checkpoints else None
+    """Delete every chunk of `ids` in one commit and (unless the caller will) prune;
+    `after` runs between the delete and the prune."""
     purge.delete_final(
         ctx, bank, EntryFilter.of_ids(list(ids)), prune_now=prune, after_delete=after
     )
@@ -146,6 +152,7 @@ def compact_partition(
     *,
     wait: float | None = DEFAULT_WAIT_SECONDS,
     prune: bool = True,
+    checkpoint: Checkpoint | None = None,
 ) -> CompactionResult:
     """Compact one partition if it is over a threshold; returns what was done.
 
@@ -156,6 +163,7 @@ def compact_partition(
         wait: Seconds to wait for a partition another compaction holds (0: skip at once).
         prune: Prune old versions now; False when the caller prunes the bank once later
             (`purge.prune`, as the sweep does after all of a bank's partitions).
+        checkpoint: called at each step in STEPS (a test stops or races compaction there).
 
     Returns:
         The result; `status="failed"` (nothing changed) when the summary step failed.
@@ -169,18 +177,18 @@ def compact_partition(
                 status="busy",
                 error="another compaction holds this partition",
             )
-        return _compact_locked(ctx, bank, key, prune)
+        return _compact_locked(ctx, bank, key, _Run(prune, checkpoint or _no_step))
 
 
-def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> CompactionResult:
+def _compact_locked(ctx: Context, bank: Bank, key: str, run: _Run) -> CompactionResult:
     stored = entries.load(ctx, bank, key)
     doomed = recovery_deletions(stored)
     if doomed:
-        _delete(ctx, bank, sorted(doomed), prune=prune)
+        _delete(ctx, bank, sorted(doomed), prune=run.prune)
         stored = [e for e in stored if e.id not in doomed]
-    _step("recovered")
+    run.step("recovered")
     plan = plan_partition(bank, key, _rows(stored))
-    _step("planned")
+    run.step("planned")
     result = CompactionResult(
         bank_id=bank.id,
         bank_name=bank.name,
@@ -198,17 +206,17 @@ def _compact_locked(ctx: Context, bank: Bank, key: str, prune: bool) -> Compacti
         if doomed:
             record_stats(ctx, bank)
         else:
-            reconcile(ctx, bank, prune=prune)
+            reconcile(ctx, bank, prune=run.prune)
         return result
     if plan.action == "drop":
-        return _drop(ctx, bank, plan, result, prune)
-    return _summarize_and_replace(ctx, bank, plan, stored, result, prune)
+        return _drop(ctx, bank, plan, result, run)
+    return _summarize_and_replace(ctx, bank, plan, stored, result, run)
 
 
 def _drop(
-    ctx: Context, bank: Bank, plan: CompactionPlan, result: CompactionResult, prune: bool
+    ctx: Context, bank: Bank, plan: CompactionPlan, result: CompactionResult, run: _Run
 ) -> CompactionResult:
-    _replace(ctx, bank, plan, prune)
+    _replace(ctx, bank, plan, run)
     return result.model_copy(
         update={
             "status": "dropped",
@@ -220,7 +228,7 @@ def _drop(
     )
 
 
-def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, prune: bool) -> None:
+def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, run: _Run) -> None:
     """Delete the covered entries (one commit, pruned unless the sweep will) and record stats.
 
     A drop stores no summary, so nothing in the data says it ran: the bank's compaction time
@@ -228,10 +236,10 @@ def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, prune: bool) -> Non
     """
     if plan.action == "drop":
         _stamp(ctx, bank)
-    _delete(ctx, bank, plan.covered, prune=prune, checkpoints=True)
-    _step("pruned")
+    _delete(ctx, bank, plan.covered, prune=run.prune, after=lambda: run.step("deleted"))
+    run.step("pruned")
     record_stats(ctx, bank)
-    _step("saved")
+    run.step("saved")
 
 
 def _summarize_and_replace(
@@ -240,7 +248,7 @@ def _summarize_and_replace(
     plan: CompactionPlan,
     stored: Sequence[Entry],
     result: CompactionResult,
-    prune: bool,
+    run: _Run,
 ) -> CompactionResult:
     by_id = {e.id: e for e in stored}
     covered = [by_id[i] for i in plan.covered]
@@ -253,15 +261,15 @@ def _summarize_and_replace(
         return result.model_copy(
             update={"status": "failed", "error": str(exc), "summarizer": label}
         )
-    _step("summarized")
+    run.step("summarized")
     summary = _store_summary(ctx, bank, plan, covered, kept, text, label, completer.model)
-    _step("summary_stored")
+    run.step("summary_stored")
     if _lost_race(ctx, bank, summary):
         _delete(ctx, bank, [summary.id])
         return result.model_copy(
             update={"status": "conflict", "error": "another compaction summarised these first"}
         )
-    _replace(ctx, bank, plan, prune)
+    _replace(ctx, bank, plan, run)
     return result.model_copy(
         update={
             "status": "compacted",
