@@ -91,8 +91,8 @@ def _plain_count(text: str) -> int:
 @pytest.fixture
 def cold_caches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Empty word-count caches, restored after the test."""
-    monkeypatch.setattr(tokens, "_first", {})
-    monkeypatch.setattr(tokens, "_spaced", {})
+    monkeypatch.setattr(tokens, "_first", tokens.WordCounts())
+    monkeypatch.setattr(tokens, "_spaced", tokens.WordCounts())
 
 
 @pytest.mark.parametrize("text", VARIED)
@@ -183,8 +183,7 @@ def test_only_the_plain_space_is_printable_whitespace() -> None:
 
 
 def test_the_word_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens, "_spaced", {})
-    monkeypatch.setattr(tokens, "WORD_CACHE_SIZE", 50)
+    monkeypatch.setattr(tokens, "_spaced", tokens.WordCounts(limit=50))
     text = " ".join(f"w{i}" for i in range(200)) + " " + "y" * 100
     assert tokens.count_tokens(text) == _plain_count(text)
     assert 0 < len(tokens._spaced) <= 50

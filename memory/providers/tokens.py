@@ -111,8 +111,16 @@ def word_count(text: str) -> int | None:
     return _first_count(words[0]) + _spaced_count(words)
 
 
-_first: dict[str, int] = {}
-_spaced: dict[str, int] = {}
+class WordCounts(dict[str, int]):
+    """Remembered token counts of words, emptied when `limit` words are held."""
+
+    def __init__(self, limit: int = WORD_CACHE_SIZE) -> None:
+        super().__init__()
+        self.limit = limit
+
+
+_first = WordCounts()
+_spaced = WordCounts()
 
 
 def _first_count(word: str) -> int:
@@ -135,11 +143,11 @@ def _spaced_count(words: list[str]) -> int:
         return total
 
 
-def _remember(counts: dict[str, int], word: str, piece: str) -> int:
+def _remember(counts: WordCounts, word: str, piece: str) -> int:
     """Return the token count of `piece`, remembered under `word` when the word is short."""
     found = len(encoding().encode_ordinary(piece))
     if len(word) <= WORD_CACHE_LENGTH:
-        if len(counts) >= WORD_CACHE_SIZE:
+        if len(counts) >= counts.limit:
             counts.clear()
         counts[word] = found
     return found
