@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
-from memory.api import errors
+from memory.api import deps, errors
 from memory.api.middleware import Guard
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.state import ApiLimits, ApiState
@@ -91,7 +91,7 @@ def create_app(
         responses=errors.ERROR_RESPONSES,
     )
     app.state.membank = state
-    errors.install(app)
+    errors.install(app, authenticate=deps.key_problem)
     routers = (
         work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
         banks.router,

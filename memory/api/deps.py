@@ -29,22 +29,43 @@ def state(request: Request) -> ApiState:
     return found
 
 
-def account(request: Request, key: Annotated[str | None, Security(api_key)] = None) -> str:
-    """Return the account of the request's API key.
+def key_problem(request: Request) -> ApiError | None:
+    """Return why the request is not authenticated (None: its one API key is valid); the
+    key's account is put in `request.state.account`. Checked before a body is parsed, so a
+    request with no valid key learns nothing about its body's shape.
 
-    Raises:
-        ApiError: 401, with no key, or a malformed, unknown or revoked one.
-    """
-    if not key:
-        raise ApiError(401, "unauthorized", f"send an API key in the {KEY_HEADER} header")
-    found = state(request).account_for(key)
+    A second `X-API-Key` header is a 400: which one counts would depend on the proxy."""
+    sent = request.headers.getlist(KEY_HEADER)
+    if len(sent) > 1:
+        return ApiError(
+            400,
+            "invalid_input",
+            f"send one {KEY_HEADER} header, not {len(sent)}: a request acts for one key",
+        )
+    if not sent or not sent[0]:
+        return ApiError(401, "unauthorized", f"send an API key in the {KEY_HEADER} header")
+    found = state(request).account_for(sent[0])
     if found is None:
-        raise ApiError(
+        return ApiError(
             401,
             "unauthorized",
             f"the {KEY_HEADER} is not valid (unknown or revoked): create one with "
             "`membank keys create --account A`",
         )
+    request.state.account = found
+    return None
+
+
+def account(request: Request, key: Annotated[str | None, Security(api_key)] = None) -> str:
+    """Return the account of the request's API key.
+
+    Raises:
+        ApiError: 401, with no key, or a malformed, unknown or revoked one; 400 for two keys.
+    """
+    problem = key_problem(request)
+    if problem is not None:
+        raise problem
+    found: str = request.state.account
     return found
 
 

@@ -28,6 +28,9 @@ class ApiLimits:
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
     page_limit: int = 100
     """Default page size of lists."""
+    job_retry_after: int = 5
+    """Seconds a 429 for too many jobs asks the client to wait (`Retry-After`), when the
+    pool gives no estimate of its own."""
 
     @property
     def jobs(self) -> JobLimits:

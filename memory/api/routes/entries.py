@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from memory.api.deps import Ctx
+from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
 from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import EntryWrite, Page, page
 from memory.models import Entry, EntryIn, SearchHit, SearchQuery
@@ -30,10 +31,11 @@ class Forgotten(BaseModel):
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
-def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite) -> Entry:
+def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite, response: Response) -> Entry:
     """Chunk, embed and store one entry (inline compaction may follow for its key)."""
     request = entries.WriteRequest(bank_id, items=[EntryIn(**body.model_dump())])
     (entry,) = entries.write(ctx, request).entries
+    tagged(response, entry)
     return entry
 
 
@@ -55,13 +57,17 @@ def load_thread(
     return page(entries.load(ctx, entries.LoadRequest(bank_id, key)).entries, limit, offset)
 
 
-@router.get("/entries/{entry_id}", summary="Get an entry")
-def get_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Entry:
-    """One entry by id."""
-    return banks.get_entry(ctx, bank_id, entry_id)
+@router.get("/entries/{entry_id}", summary="Get an entry", responses=ETAG_RESPONSES)
+def get_entry(ctx: Ctx, bank_id: str, entry_id: str, response: Response) -> Entry:
+    """One entry by id (its `ETag` header is what `If-Match` takes)."""
+    found = banks.get_entry(ctx, bank_id, entry_id)
+    tagged(response, found)
+    return found
 
 
-@router.delete("/entries/{entry_id}", summary="Forget an entry")
-def forget_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Forgotten:
-    """Delete an entry for good: text, vectors, attachments and the old versions holding them."""
+@router.delete("/entries/{entry_id}", summary="Forget an entry", responses=IF_MATCH_RESPONSES)
+def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, request: Request) -> Forgotten:
+    """Delete an entry for good: text, vectors, attachments and the old versions holding them
+    (`If-Match`: only if it is still the entry read)."""
+    check_if_match(request, lambda: banks.get_entry(ctx, bank_id, entry_id))
     return Forgotten(id=entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id)).entry.id)
