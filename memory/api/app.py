@@ -17,13 +17,16 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
 from memory.api import deps, errors
+from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.state import ApiLimits, ApiState
@@ -107,5 +110,12 @@ def create_app(
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:
         app.mount(path, asgi)
+    app.add_middleware(
+        Idempotency,
+        rows=cast(IdempotencyRows, base.store),
+        account_for=state.account_for,
+        now=base.clock.now,
+        hold=timedelta(hours=chosen.idempotency_hours),
+    )
     app.add_middleware(Guard, max_body=chosen.max_body, today=lambda: base.clock.now().date())
     return app

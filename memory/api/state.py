@@ -28,6 +28,8 @@ class ApiLimits:
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
     page_limit: int = 100
     """Default page size of lists."""
+    idempotency_hours: float = 24.0
+    """How long the first answer to a request with an `Idempotency-Key` is kept."""
     job_retry_after: int = 5
     """Seconds a 429 for too many jobs asks the client to wait (`Retry-After`), when the
     pool gives no estimate of its own."""
