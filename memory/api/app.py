@@ -29,6 +29,7 @@ from memory.api import deps, errors
 from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
+from memory.api.routes import keys as key_routes
 from memory.api.state import ApiLimits, ApiState
 from memory.context import Context
 
@@ -104,6 +105,7 @@ def create_app(
         layers.router,
         exports.router,
         jobs.router,
+        key_routes.router,
     )
     for router in routers:
         app.include_router(router)

@@ -8,6 +8,8 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
 
+from memory.accounts import ApiKey
+from memory.api import scopes
 from memory.api.errors import ApiError
 from memory.api.state import ApiState
 from memory.api.versioning import ApiVersion
@@ -44,7 +46,7 @@ def key_problem(request: Request) -> ApiError | None:
         )
     if not sent or not sent[0]:
         return ApiError(401, "unauthorized", f"send an API key in the {KEY_HEADER} header")
-    found = state(request).account_for(sent[0])
+    found = state(request).key_for(sent[0])
     if found is None:
         return ApiError(
             401,
@@ -52,7 +54,8 @@ def key_problem(request: Request) -> ApiError | None:
             f"the {KEY_HEADER} is not valid (unknown or revoked): create one with "
             "`membank keys create --account A`",
         )
-    request.state.account = found
+    request.state.account = found.account
+    request.state.api_key = found
     return None
 
 
@@ -60,11 +63,13 @@ def account(request: Request, key: Annotated[str | None, Security(api_key)] = No
     """Return the account of the request's API key.
 
     Raises:
-        ApiError: 401, with no key, or a malformed, unknown or revoked one; 400 for two keys.
+        ApiError: 401, with no key, or a malformed, unknown or revoked one; 400 for two keys;
+            403 for a route outside the key's scopes.
     """
     problem = key_problem(request)
     if problem is not None:
         raise problem
+    scopes.check(request, request.state.api_key)
     found: str = request.state.account
     return found
 
@@ -73,8 +78,18 @@ Account = Annotated[str, Depends(account)]
 
 
 def context(request: Request, owner: Account) -> Context:
-    """Return the request's Context: the app's store, scoped to the key's account."""
-    return state(request).context_for(owner)
+    """Return the request's Context: the app's store, scoped to the key's account; a key
+    limited to some banks gets a 403 for any other bank of the account (another account's
+    bank stays a 404)."""
+    ctx = state(request).context_for(owner)
+    scopes.check_bank(request, request.state.api_key, ctx)
+    return ctx
+
+
+def api_key_of(request: Request) -> ApiKey:
+    """Return the record of the request's API key (after `account` accepted it)."""
+    found: ApiKey = request.state.api_key
+    return found
 
 
 def api_version(request: Request) -> ApiVersion:
@@ -84,5 +99,6 @@ def api_version(request: Request) -> ApiVersion:
 
 
 Ctx = Annotated[Context, Depends(context)]
+Key = Annotated[ApiKey, Depends(api_key_of)]
 Version = Annotated[ApiVersion, Depends(api_version)]
 State = Annotated[ApiState, Depends(state)]

@@ -93,3 +93,8 @@ class ApiState:
     def account_for(self, raw_key: str | None) -> str | None:
         """Return the account of an API key; None for a missing, unknown or revoked one."""
         return self._resolver.account(raw_key)
+
+    def key_for(self, raw_key: str | None) -> accounts.ApiKey | None:
+        """Return an API key's record (account, scopes, banks); None for a missing, unknown
+        or revoked one."""
+        return self._resolver.key(raw_key)

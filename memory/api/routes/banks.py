@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from memory import config
-from memory.api.deps import Ctx, Version
+from memory.api.deps import Ctx, Key, Version
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
 from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
@@ -26,12 +26,17 @@ CHANGE_DOC = {**ETAG_RESPONSES, **IF_MATCH_RESPONSES}
 @router.get("", summary="List memory banks")
 def list_banks(
     ctx: Ctx,
+    key: Key,
     type: Annotated[BankType | None, Query(description="only this type")] = None,  # noqa: A002
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Page[Bank]:
-    """The account's banks, oldest first (`?type=conversation` or `?type=general`)."""
-    return page(banks.list_banks(ctx, type), limit, offset)
+    """The account's banks, oldest first (`?type=conversation` or `?type=general`); a key
+    limited to some banks sees only those."""
+    found = banks.list_banks(ctx, type)
+    if key.banks is not None:
+        found = [bank for bank in found if bank.id in key.banks]
+    return page(found, limit, offset)
 
 
 @router.get("/templates", summary="List templates")
