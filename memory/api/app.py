@@ -26,12 +26,15 @@ from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
 from memory.api import deps, errors
+from memory.api.audit import Audit
 from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
+from memory.api.routes import audit as audit_routes
 from memory.api.routes import keys as key_routes
 from memory.api.state import ApiLimits, ApiState
 from memory.context import Context
+from memory.ops.audit import AuditRows
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -106,12 +109,14 @@ def create_app(
         exports.router,
         jobs.router,
         key_routes.router,
+        audit_routes.router,
     )
     for router in routers:
         app.include_router(router)
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:
         app.mount(path, asgi)
+    app.add_middleware(Audit, rows=cast(AuditRows, base.store), now=base.clock.now)
     app.add_middleware(
         Idempotency,
         rows=cast(IdempotencyRows, base.store),

@@ -1,4 +1,5 @@
-"""`membank api` (the REST API on uvicorn) and `membank keys create | list | revoke`."""
+"""`membank api` (the REST API on uvicorn), `membank keys create | list | revoke` and
+`membank audit` (registered here, with the keys it audits)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from memory.cli.output import emit_json, say, table
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add the api and keys commands."""
+    """Add the api, keys and audit commands."""
+    from memory.cli import audit_cmd
+
+    audit_cmd.register(commands, common)
     api = commands.add_parser(
         "api", parents=[common], help="serve the REST API (X-API-Key auth) with uvicorn"
     )
