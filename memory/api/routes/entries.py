@@ -10,7 +10,8 @@ from pydantic import BaseModel
 from memory.api.deps import Ctx
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
 from memory.api.routes.common import Limit, Offset
-from memory.api.schemas import EntryWrite, Page, page
+from memory.api.schemas import EntryWrite, Page
+from memory.context import Context
 from memory.models import Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks, entries
 
@@ -52,9 +53,33 @@ def load_thread(
     key: Annotated[str, Query(description="the conversation or group key")],
     limit: Limit = 100,
     offset: Offset = 0,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=200, description="next_cursor of the page before (instead of offset)"),
+    ] = None,
 ) -> Page[Entry]:
-    """Every entry of `key`, oldest first, a page at a time."""
-    return page(entries.load(ctx, entries.LoadRequest(bank_id, key)).entries, limit, offset)
+    """Every entry of `key`, oldest first, a page at a time (each page read at its own cost,
+    whatever the thread's length); follow `next_cursor` (or `next_offset`)."""
+    return thread_page(ctx, bank_id, key, limit, offset, cursor)
+
+
+def thread_page(
+    ctx: Context, bank_id: str, key: str, limit: int, offset: int, cursor: str | None
+) -> Page[Entry]:
+    """Return a page of a thread as the REST API and the MCP tool show it."""
+    request = entries.LoadPageRequest(bank_id, key, limit=limit, offset=offset, cursor=cursor)
+    found = entries.load_page(ctx, request)
+    shown = found.page.entries
+    following = offset + len(shown)
+    more = found.page.next_after is not None
+    return Page[Entry](
+        data=shown,
+        total=found.page.total,
+        limit=limit,
+        offset=offset,
+        next_offset=following if more and cursor is None else None,
+        next_cursor=found.next_cursor,
+    )
 
 
 @router.get("/entries/{entry_id}", summary="Get an entry", responses=ETAG_RESPONSES)
