@@ -29,6 +29,7 @@ from memory.api import deps, errors
 from memory.api.audit import Audit
 from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
+from memory.api.ratelimit import RateLimits
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.routes import audit as audit_routes
 from memory.api.routes import keys as key_routes
@@ -73,7 +74,7 @@ def create_app(
     Returns:
         The FastAPI application (serve it with uvicorn).
     """
-    chosen = limits or ApiLimits()
+    chosen = limits or ApiLimits.from_settings(base.settings)
     folder = exports_dir or Path(tempfile.mkdtemp(prefix="membank-exports-"))
     owned = exports_dir is None
     state = ApiState.open(base, exports_dir=folder, keys=keys, limits=chosen)
@@ -116,6 +117,13 @@ def create_app(
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:
         app.mount(path, asgi)
+    if chosen.rate_limit > 0:
+        app.add_middleware(
+            RateLimits,
+            key_of=state.key_for,
+            limit=chosen.rate_limit,
+            window=chosen.rate_window,
+        )
     app.add_middleware(Audit, rows=cast(AuditRows, base.store), now=base.clock.now)
     app.add_middleware(
         Idempotency,

@@ -12,6 +12,7 @@ from memory import accounts
 from memory.accounts import KeyStore
 from memory.context import Context
 from memory.ops.jobs import JobLimits, Jobs, open_jobs
+from memory.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,19 @@ class ApiLimits:
     job_retry_after: int = 5
     """Seconds a 429 for too many jobs asks the client to wait (`Retry-After`), when the
     pool gives no estimate of its own."""
+    rate_limit: int = 0
+    """Requests each API key may make per `rate_window` seconds (0: no limit)."""
+    rate_window: int = 60
+    """The window of `rate_limit`, in seconds."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ApiLimits:
+        """Return the defaults with the MEMBANK_API_* settings applied."""
+        return cls(
+            job_retry_after=settings.api_job_retry_after,
+            rate_limit=settings.api_rate_limit,
+            rate_window=settings.api_rate_window,
+        )
 
     @property
     def jobs(self) -> JobLimits:
