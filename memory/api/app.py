@@ -25,7 +25,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
-from memory.api import deps, errors
+from memory.api import deps, errors, openapi
 from memory.api.audit import Audit
 from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
@@ -100,6 +100,7 @@ def create_app(
     )
     app.state.membank = state
     errors.install(app, authenticate=deps.key_problem)
+    openapi.install(app)
     routers = (
         work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
         banks.router,

@@ -44,19 +44,26 @@ class Audit:
             return
         status = 0
         body: list[bytes] = []
+        held: list[Message] = []
 
         async def watched(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-            elif message["type"] == "http.response.body" and status == 201 and _room(body):
-                body.append(message.get("body", b""))
+            elif message["type"] == "http.response.body":
+                if status == 201 and _room(body):
+                    body.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    held.append(message)  # logged first: a client that got the answer
+                    return  # finds the change in the log
             await send(message)
 
         try:
             await self.app(scope, receive, watched)
         finally:
             await self._log(scope, status or 500, b"".join(body))
+            for message in held:
+                await send(message)
 
     async def _log(self, scope: Scope, status: int, body: bytes) -> None:
         state: dict[str, Any] = scope.get("state", {})

@@ -4,9 +4,10 @@ header runs once per account and key; a retry with the same key gets the first a
 running (a client that timed out and retried waits for the first request's answer).
 
 The first answer is kept in storage (`memory.store.idempotency`) for `hold` (24 h by
-default), scoped to the key's account: another account's same key is another request. Only
+default), scoped to the key's account and the endpoint (method and path): another account's
+same key, or the same key on another endpoint, is another request. Only
 a success (2xx) is kept; an error leaves nothing, so a retry runs again. The same key with
-another request (method, path, query or body) is a 422. A key held by a request still
+another request (query or body) is a 422. A key held by a request still
 running in another process is a 409 with `Retry-After`. A successful deletion drops the
 account's kept answers that name what it deleted, so no copy of a forgotten entry stays.
 """
@@ -51,9 +52,11 @@ class IdempotencyRows(Protocol):
     ) -> None: ...
 
 
-def row_id(account: str, key: str) -> str:
-    """Return the stored row's id of (account, key)."""
-    return hashlib.sha256(f"{account}\x00{key}".encode()).hexdigest()
+def row_id(account: str, key: str, method: str = "", path: str = "") -> str:
+    """Return the stored row's id of (account, key, method, path): a key is one request of
+    one endpoint, so the same key on another endpoint (or on a method the API does not
+    serve, a 405) is another request."""
+    return hashlib.sha256(f"{account}\x00{key}\x00{method}\x00{path}".encode()).hexdigest()
 
 
 class Idempotency:
@@ -106,7 +109,7 @@ class Idempotency:
             return
         body = await _read_body(receive)
         print_ = _fingerprint(scope, body)
-        rid = row_id(account, sent[0])
+        rid = row_id(account, sent[0], scope["method"], str(scope.get("path", "")))
         lock = self._lock(rid)
         await anyio.to_thread.run_sync(lock.acquire)
         try:
@@ -151,7 +154,7 @@ class Idempotency:
                 send,
                 422,
                 "invalid_request",
-                f"this {HEADER} was sent with another request (method, path or body): "
+                f"this {HEADER} was sent with another request (query or body): "
                 "use a new key for a new request",
             )
             return
@@ -167,23 +170,34 @@ class Idempotency:
         await _replay(send, found)
 
     async def _run(self, scope: Scope, send: Send, body: bytes, row: dict[str, Any]) -> None:
+        """Run the request once; keep a 2xx answer before its last byte goes out, so a
+        retry (or a forget) arriving after the client got the answer finds it kept."""
         status = 0
         headers: list[tuple[bytes, bytes]] = []
         chunks: list[bytes] = []
+        held: list[Message] = []
         gone = False
 
+        async def forward(message: Message) -> None:
+            nonlocal gone
+            if gone:
+                return
+            try:
+                await send(message)
+            except OSError:  # the client went away (timed out): finish and keep the answer
+                gone = True
+
         async def capture(message: Message) -> None:
-            nonlocal status, headers, gone
+            nonlocal status, headers
             if message["type"] == "http.response.start":
                 status = int(message["status"])
                 headers = list(message.get("headers", []))
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
-            if not gone:
-                try:
-                    await send(message)
-                except OSError:  # the client went away (timed out): finish and keep the answer
-                    gone = True
+                if not message.get("more_body", False):
+                    held.append(message)  # sent once the answer is kept
+                    return
+            await forward(message)
 
         try:
             await self.app(scope, _replayed_body(body), capture)
@@ -202,28 +216,40 @@ class Idempotency:
             else:
                 rid = row["id"]
                 await anyio.to_thread.run_sync(lambda: self.rows.delete_idempotency_rows(ids=[rid]))
+            for message in held:
+                await forward(message)
 
     async def _forget_deleted(
         self, scope: Scope, receive: Receive, send: Send, keys: list[str]
     ) -> None:
         """Run a change with no key; after a successful DELETE, drop the account's kept
-        answers naming what it deleted (a forgotten entry's text leaves no copy here)."""
+        answers naming what it deleted (a forgotten entry's text leaves no copy here),
+        before the answer's last byte goes out."""
+        if scope["method"] != "DELETE" or len(keys) != 1:
+            await self.app(scope, receive, send)
+            return
         status = 0
+        held: list[Message] = []
 
         async def seen(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                held.append(message)
+                return
             await send(message)
 
-        await self.app(scope, receive, seen)
-        if scope["method"] != "DELETE" or not 200 <= status < 300 or len(keys) != 1:
-            return
-        account = await anyio.to_thread.run_sync(self.account_for, keys[0])
-        if account is None:
-            return
-        names = [p for p in str(scope.get("path", "")).split("/") if len(p) >= 3]
-        await anyio.to_thread.run_sync(lambda: self._drop_naming(account, names))
+        try:
+            await self.app(scope, receive, seen)
+            if 200 <= status < 300:
+                account = await anyio.to_thread.run_sync(self.account_for, keys[0])
+                names = [p for p in str(scope.get("path", "")).split("/") if len(p) >= 3]
+                if account is not None:
+                    await anyio.to_thread.run_sync(lambda: self._drop_naming(account, names))
+        finally:
+            for message in held:
+                await send(message)
 
     def _drop_naming(self, account: str, names: list[str]) -> None:
         rows = self.rows.idempotency_rows(account)

@@ -3,14 +3,13 @@ change, newest first, a page at a time (`cursor`: the last id of the page before
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from memory.api.deps import Ctx
-from memory.api.routes.common import Limit
+from memory.api.routes.common import IsoTime, Limit
 from memory.ops import audit
 from memory.ops.audit import AuditEvent
 
@@ -32,8 +31,8 @@ def list_audit(
     cursor: Annotated[
         str | None, Query(max_length=128, description="next_cursor of the page before")
     ] = None,
-    since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
-    until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
+    since: Annotated[IsoTime | None, Query(description="from (inclusive), ISO")] = None,
+    until: Annotated[IsoTime | None, Query(description="to (exclusive), ISO")] = None,
 ) -> AuditPage:
     """Who changed what: key id, action, target ids, status, request id, time; no entry text."""
     found = audit.events(ctx, limit=limit + 1, cursor=cursor, since=since, until=until)
