@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from memory.api.errors import ApiError, ErrorResponse
 
 IF_MATCH = "If-Match"
+MAX_IF_MATCH = 200
+"""Longest If-Match looked at (a few ETags); longer is a 400."""
 
 
 def etag_of(record: BaseModel) -> str:
@@ -30,11 +32,18 @@ def check_if_match(request: Request, current: Callable[[], BaseModel]) -> None:
     record `current` returns (no header: no condition, and `current` is not called).
 
     Raises:
-        ApiError: 412, the resource changed since the client read it.
+        ApiError: 412, the resource changed since the client read it; 400, an If-Match
+            over `MAX_IF_MATCH` characters.
     """
     sent = request.headers.get(IF_MATCH)
     if sent is None:
         return
+    if len(sent) > MAX_IF_MATCH:
+        raise ApiError(
+            400,
+            "invalid_input",
+            f"{IF_MATCH} is over {MAX_IF_MATCH} characters: send the ETag the resource gave",
+        )
     wanted = {value.strip().removeprefix("W/") for value in sent.split(",")}
     if "*" in wanted or etag_of(current()) in wanted:
         return

@@ -119,6 +119,7 @@ def _add(schema: dict[str, Any]) -> None:
                 params = operation.setdefault("parameters", [])
                 params.append(IDEMPOTENCY_KEY)
                 responses.setdefault("422", _error("the request's shape is wrong"))
+                responses.setdefault("409", _error("it conflicts with what is stored"))
                 if "412" in responses:
                     params.append(IF_MATCH)
             links = LINKS.get((path, method), {})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -10,7 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from memory import config
 from memory.api.deps import Ctx, Key, Version
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
-from memory.api.routes.common import Limit, Offset
+from memory.api.routes.common import IsoTime, Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.layers import agents
 from memory.models import Bank, BankCreate, BankType, BankUpdate
@@ -104,8 +103,8 @@ def get_stats(
     ctx: Ctx,
     bank_id: str,
     days: Annotated[int | None, Query(ge=1, le=36_500, description="the last N days")] = None,
-    since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
-    until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
+    since: Annotated[IsoTime | None, Query(description="from (inclusive), ISO")] = None,
+    until: Annotated[IsoTime | None, Query(description="to (exclusive), ISO")] = None,
     top: Annotated[int, Query(ge=1, le=100, description="rows of each breakdown")] = 10,
 ) -> Stats:
     """Aggregates over a time frame (default: the last 30 days); never individual entries."""
