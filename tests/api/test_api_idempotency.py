@@ -160,3 +160,16 @@ def test_a_retry_after_a_client_timeout_gets_the_first_answer_and_one_entry(
     ctx = Context(store=base.store, account="acme", clock=base.clock, embedder=hashing_embedder)
     stored = entries.load(ctx, banks.get(ctx, bank), key="k")
     assert [e.id for e in stored] == [answer.json()["id"]]
+
+
+def test_a_user_wipe_leaves_no_kept_answer_of_the_user(api: Api) -> None:
+    with api.as_acme() as http:
+        made = http.post(
+            "/users/dana-smith/memories",
+            json={"content": "Dana likes oolong tea", "type": "preference"},
+            headers={"Idempotency-Key": "m-1"},
+        )
+        assert made.status_code == 201, made.text
+        assert http.delete("/users/dana-smith").status_code < 300
+    kept = api.base.store.idempotency_rows("acme")  # type: ignore[attr-defined]
+    assert not [r for r in kept if b"oolong" in (r["body"] or b"")]

@@ -105,3 +105,25 @@ def test_parquet_and_large_json_exports_read_back_over_mcp(server: MCPServer) ->
     )
     text, _ = _read_all(server, made["id"], length=100)  # many ranges, as a large file takes
     assert [e["content"] for e in json.loads(text)["entries"]] == ["e0", "e1", "e2"]
+
+
+def test_a_thread_pages_by_cursor_over_mcp(server: MCPServer) -> None:
+    ok(server, "create_memory_bank", {"name": "g", "type": "general"})
+    for n in range(5):
+        ok(
+            server,
+            "write_memory_bank_entry",
+            {"memory_bank_id": "g", "key": "k", "content": f"e{n}"},
+        )
+    args = {"memory_bank_id": "g", "key": "k", "limit": 2}
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = ok(
+            server, "load_memory_bank_thread", {**args, **({"cursor": cursor} if cursor else {})}
+        )
+        seen += [e["content"] for e in page["data"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"e{n}" for n in range(5)]

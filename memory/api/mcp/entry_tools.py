@@ -31,7 +31,7 @@ def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
 
 def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
     """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
-    return thread_page(ctx, args.memory_bank_id, args.key, args.limit, args.offset, None)
+    return thread_page(ctx, args.memory_bank_id, args.key, args.limit, args.offset, args.cursor)
 
 
 def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:

@@ -165,10 +165,13 @@ class EntryRef(ToolInput):
 
 
 class LoadThread(Paged):
-    """One partition's whole thread."""
+    """One partition's thread, a page at a time."""
 
     memory_bank_id: str = Field(description=BANK_ID)
     key: str = Field(description=KEY)
+    cursor: str | None = Field(
+        None, max_length=200, description="next_cursor of the page before (instead of offset)."
+    )
 
 
 class ForgetEntry(ToolInput):
