@@ -18,6 +18,14 @@ processes hits both sides alike, and neither search follows the other side's wri
 p50/p95 latency and calls/s per side (one call at a time), then the API's throughput with
 `--concurrency` clients at once. Bounded: `--calls` per side and operation, and every phase
 stops at `--max-seconds` in all. Target: API search p95 at most 1.5x in process.
+
+`python bench/api.py --thread-pages [--long 5000] [--short 20] [--repeat 30]` measures
+instead a thread page of 20 (issue 21): one bank holds a `--long`-entry thread and a
+`--short`-entry one (hashing embedder: embedding is not what is measured); each round reads
+a page of 20 of each, interleaved, through `ops.entries.load_page` (the REST route's call:
+a cursor into the middle of the long thread, the short thread's first page), and, as the
+baseline, the whole-thread load the route did before (`ops.entries.load`, then a slice).
+Median and p95 per arm. Target: the long thread's page within 1.5x of the short one's.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -152,14 +161,87 @@ def _concurrent(url: str, key: str, bank_id: str, calls: int, clients: int) -> f
     return per * clients / (time.perf_counter() - start)
 
 
+def _timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def thread_pages(long: int, short: int, repeat: int) -> None:
+    """Print a page of 20 of a `long`-entry thread vs a `short`-entry one (and the old
+    whole-thread load of each), then a JSON line of the figures."""
+    from memory.testing import hashing_embedder
+
+    folder = tempfile.mkdtemp(prefix="membank-bench-pages-")
+    ctx = Context(store=LanceStore(str(Path(folder) / "db")), account=ACCOUNT)
+    ctx = Context(store=ctx.store, account=ACCOUNT, embedder=hashing_embedder)
+    bank = banks.create(ctx, BankCreate(name="threads", type="conversation", mode="balanced"))
+    for start in range(0, long, 1000):
+        batch = [
+            EntryIn(key="long", speaker="Dana", content=f"turn {n}: the order 4411 shipped")
+            for n in range(start, min(long, start + 1000))
+        ]
+        entries.write(ctx, bank, batch)
+    entries.write(
+        ctx, bank, [EntryIn(key="short", speaker="Dana", content=f"turn {n}") for n in range(short)]
+    )
+    middle = ops_entries.load_page(
+        ctx, ops_entries.LoadPageRequest(bank.id, "long", limit=20, offset=long // 2)
+    )
+    cursor = middle.next_cursor
+    arms: dict[str, Callable[[], object]] = {
+        "page_long": lambda: ops_entries.load_page(
+            ctx, ops_entries.LoadPageRequest(bank.id, "long", limit=20, cursor=cursor)
+        ),
+        "page_short": lambda: ops_entries.load_page(
+            ctx, ops_entries.LoadPageRequest(bank.id, "short", limit=20)
+        ),
+        "whole_long": lambda: ops_entries.load(ctx, ops_entries.LoadRequest(bank.id, "long")),
+        "whole_short": lambda: ops_entries.load(ctx, ops_entries.LoadRequest(bank.id, "short")),
+    }
+    for work in arms.values():  # warm up: open the table, page the files in
+        work()
+    samples: dict[str, list[float]] = {name: [] for name in arms}
+    for round_ in range(repeat):
+        names = list(arms) if round_ % 2 == 0 else list(reversed(arms))
+        for name in names:
+            samples[name].append(_timed(arms[name]))
+    result = {name: _summary(values) for name, values in samples.items()}
+    for name, figures in result.items():
+        print(f"{name:12s} p50 {figures['p50_ms']:8.1f} ms   p95 {figures['p95_ms']:8.1f} ms")
+    ratio = result["page_long"]["p50_ms"] / result["page_short"]["p50_ms"]
+    before = result["whole_long"]["p50_ms"] / result["whole_short"]["p50_ms"]
+    print(f"page of 20, {long}-entry thread / {short}-entry thread: {ratio:.2f}x (target <= 1.5x)")
+    print(f"before (whole thread loaded per page): {before:.2f}x")
+    print(
+        json.dumps(
+            {
+                **result,
+                "page_ratio": ratio,
+                "whole_load_ratio": before,
+                "long": long,
+                "short": short,
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--thread-pages", action="store_true", help="measure thread pages only")
+    parser.add_argument("--long", type=int, default=5000)
+    parser.add_argument("--short", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--calls", type=int, default=120)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--max-seconds", type=float, default=240.0)
     args = parser.parse_args()
+    if args.thread_pages:
+        thread_pages(args.long, args.short, args.repeat)
+        return
     folder = tempfile.mkdtemp(prefix="membank-bench-api-")
     data = str(Path(folder) / "db")
     ctx = Context(store=LanceStore(data), account=ACCOUNT)  # the defaults, as the server

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from memory.models import Bank, Entry
     from memory.store.audit import DeletionAudit
     from memory.types.entry_filter import EntryFilter
+    from memory.types.pages import EntryPage, PageAfter
 
 Vectors = npt.NDArray[np.float32]
 
@@ -136,6 +137,19 @@ class EntryStore(Protocol):
 
     def entries(self, bank_id: str, flt: EntryFilter | None = None) -> list[Entry]:
         """Return the whole entries `flt` matches (None: every entry), oldest first."""
+        ...
+
+    def entry_page(
+        self,
+        bank_id: str,
+        flt: EntryFilter | None,
+        *,
+        limit: int,
+        offset: int = 0,
+        after: PageAfter | None = None,
+    ) -> EntryPage:
+        """Return one page of the entries `flt` matches, oldest first, at the cost of the
+        page (`memory.store.pages`): after the cursor `after`, else from `offset`."""
         ...
 
     def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int:

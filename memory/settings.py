@@ -37,6 +37,12 @@ class Settings(BaseSettings):
     """litellm model that reorders search hits (`memory.rerank`); None (default): off."""
     llm_timeout: float = 60.0
     llm_retries: int = 2
+    api_rate_limit: int = 0
+    """Requests each API key may make per `api_rate_window` seconds (REST; 0: no limit)."""
+    api_rate_window: int = 60
+    """The window of `api_rate_limit`, in seconds."""
+    api_job_retry_after: int = 5
+    """Seconds a 429 for too many jobs asks a client to wait, when the pool says nothing."""
 
 
 def checked_uri(given: str | None, settings: Settings) -> str:

@@ -30,6 +30,7 @@ from memory.types.fields import (
     MAX_THRESHOLD,
     as_utc,
     check_json_safe,
+    check_json_size,
     check_label,
     check_one_line,
     check_retention_days,
@@ -98,6 +99,7 @@ def check_json(label: str, value: dict[str, Any] | list[dict[str, Any]]) -> str:
     except (TypeError, ValueError) as exc:
         raise Invalid(f"{label} must be plain JSON data: {exc}") from exc
     check_text(label, text)
+    check_json_size(label, text)
     return text
 
 

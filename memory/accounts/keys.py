@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memory.clock import as_utc
 from memory.errors import InvalidInput, NotFound
@@ -51,6 +53,18 @@ class KeyStore(Protocol):
         ...
 
 
+Scope = Literal["read", "write", "admin"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
+"""read: every read (lists, loads, search, stats, exports); write: every change of banks and
+entries; admin: both, plus the account's keys and audit log. A key made before scopes (or by
+`membank keys create` with none given) is an admin key."""
+
+
+def admin_only() -> list[Scope]:
+    """Return the scopes of a key made with none given: admin."""
+    return ["admin"]
+
+
 class ApiKey(BaseModel):
     """A key as listings show it: never the key itself."""
 
@@ -58,6 +72,14 @@ class ApiKey(BaseModel):
     account: str
     created_at: datetime
     revoked_at: datetime | None = None
+    scopes: list[Scope] = Field(default_factory=admin_only)
+    """What the key may do (admin implies read and write)."""
+    banks: list[str] | None = None
+    """The ids of the only banks the key may touch (None: every bank of the account)."""
+
+    def allows(self, scope: Scope) -> bool:
+        """Return True when the key has `scope` (admin has every scope)."""
+        return scope in self.scopes or "admin" in self.scopes
 
     @property
     def active(self) -> bool:
@@ -72,6 +94,24 @@ class CreatedKey(BaseModel):
     key: str
     account: str
     created_at: datetime
+    scopes: list[Scope] = Field(default_factory=admin_only)
+    banks: list[str] | None = None
+
+
+def checked_scopes(scopes: Sequence[str] | None) -> list[Scope]:
+    """Return the scopes, checked and in order (None or empty: admin).
+
+    Raises:
+        InvalidInput: an unknown scope.
+    """
+    if not scopes:
+        return ["admin"]
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise InvalidInput(
+            f"unknown scope {unknown[0]!r}: choose from {', '.join(SCOPES)} (admin: every scope)"
+        )
+    return [s for s in SCOPES if s in scopes]
 
 
 def _store_and_now(source: Context | KeyStore, now: datetime | None) -> tuple[KeyStore, datetime]:
@@ -87,7 +127,12 @@ def hash_key(raw_key: str) -> str:
 
 
 def create_key(
-    source: Context | KeyStore, account: str, *, now: datetime | None = None
+    source: Context | KeyStore,
+    account: str,
+    *,
+    now: datetime | None = None,
+    scopes: Sequence[str] | None = None,
+    banks: Sequence[str] | None = None,
 ) -> CreatedKey:
     """Make a key for `account` and store its hash; returns the key (shown this once).
 
@@ -95,11 +140,16 @@ def create_key(
         source: a Context (its store and clock) or a store.
         account: the account every request with the key is scoped to.
         now: the creation time (default: the context's clock, else the system's).
+        scopes: read, write and/or admin (default: admin).
+        banks: bank ids the key is limited to (default: every bank); the caller resolves
+            names to ids (`memory.ops.keys`).
 
     Raises:
-        InvalidInput: a blank, too long or multi-line account.
+        InvalidInput: a blank, too long or multi-line account, or an unknown scope.
     """
     checked = checked_account(account, Settings(account="local"))
+    granted = checked_scopes(scopes)
+    limited = sorted(set(banks)) if banks is not None else None
     store, when = _store_and_now(source, now)
     key_id = secrets.token_hex(6)
     raw = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
@@ -110,18 +160,26 @@ def create_key(
             "key_hash": hash_key(raw),
             "created_at": when,
             "revoked_at": None,
+            "scopes": ",".join(granted),
+            "banks": json.dumps(limited) if limited is not None else None,
         }
     )
-    return CreatedKey(key_id=key_id, key=raw, account=checked, created_at=when)
+    return CreatedKey(
+        key_id=key_id, key=raw, account=checked, created_at=when, scopes=granted, banks=limited
+    )
 
 
 def _listed(row: dict[str, Any]) -> ApiKey:
     revoked = row.get("revoked_at")
+    scopes = row.get("scopes")
+    banks = row.get("banks")
     return ApiKey(
         key_id=row["key_id"],
         account=row["account"],
         created_at=as_utc(row["created_at"]),
         revoked_at=as_utc(revoked) if revoked is not None else None,
+        scopes=checked_scopes(scopes.split(",") if scopes else None),
+        banks=json.loads(banks) if banks is not None else None,
     )
 
 
@@ -168,6 +226,12 @@ def revoke_key(
 
 def account_for_key(store: KeyStore, raw_key: str | None) -> str | None:
     """Return the account of a valid key; None for a missing, malformed, unknown or revoked one."""
+    found = key_for(store, raw_key)
+    return found.account if found is not None else None
+
+
+def key_for(store: KeyStore, raw_key: str | None) -> ApiKey | None:
+    """Return a valid key's record; None for a missing, malformed, unknown or revoked one."""
     if not raw_key or len(raw_key) > MAX_RAW_KEY:
         return None
     match = _RAW_KEY.match(raw_key)
@@ -181,8 +245,7 @@ def account_for_key(store: KeyStore, raw_key: str | None) -> str | None:
         return None
     if row.get("revoked_at") is not None:
         return None
-    account: str = row["account"]
-    return account
+    return _listed(row)
 
 
 class KeyResolver:
@@ -199,11 +262,17 @@ class KeyResolver:
         self._store = store
         self._size = size
         self._version: int | None = None
-        self._known: dict[str, str | None] = {}
+        self._known: dict[str, ApiKey | None] = {}
         self._lock = threading.Lock()
 
     def account(self, raw_key: str | None) -> str | None:
         """Return the account of a valid key; None for a missing, unknown or revoked one."""
+        found = self.key(raw_key)
+        return found.account if found is not None else None
+
+    def key(self, raw_key: str | None) -> ApiKey | None:
+        """Return a valid key's record (account, scopes, banks); None for a missing, unknown
+        or revoked one."""
         if not raw_key or len(raw_key) > MAX_RAW_KEY or _RAW_KEY.match(raw_key) is None:
             return None
         version = self._store.key_table_version()
@@ -214,7 +283,7 @@ class KeyResolver:
                 self._version = version
             elif digest in self._known:
                 return self._known[digest]
-        found = account_for_key(self._store, raw_key)
+        found = key_for(self._store, raw_key)
         with self._lock:
             if self._version == version:
                 if len(self._known) >= self._size:

@@ -17,17 +17,25 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from memory.accounts import KeyStore
-from memory.api import errors
+from memory.api import deps, errors, openapi
+from memory.api.audit import Audit
+from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
+from memory.api.ratelimit import RateLimits
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
+from memory.api.routes import audit as audit_routes
+from memory.api.routes import keys as key_routes
 from memory.api.state import ApiLimits, ApiState
 from memory.context import Context
+from memory.ops.audit import AuditRows
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -66,7 +74,7 @@ def create_app(
     Returns:
         The FastAPI application (serve it with uvicorn).
     """
-    chosen = limits or ApiLimits()
+    chosen = limits or ApiLimits.from_settings(base.settings)
     folder = exports_dir or Path(tempfile.mkdtemp(prefix="membank-exports-"))
     owned = exports_dir is None
     state = ApiState.open(base, exports_dir=folder, keys=keys, limits=chosen)
@@ -91,7 +99,8 @@ def create_app(
         responses=errors.ERROR_RESPONSES,
     )
     app.state.membank = state
-    errors.install(app)
+    errors.install(app, authenticate=deps.key_problem)
+    openapi.install(app)
     routers = (
         work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
         banks.router,
@@ -101,11 +110,28 @@ def create_app(
         layers.router,
         exports.router,
         jobs.router,
+        key_routes.router,
+        audit_routes.router,
     )
     for router in routers:
         app.include_router(router)
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:
         app.mount(path, asgi)
+    if chosen.rate_limit > 0:
+        app.add_middleware(
+            RateLimits,
+            key_of=state.key_for,
+            limit=chosen.rate_limit,
+            window=chosen.rate_window,
+        )
+    app.add_middleware(Audit, rows=cast(AuditRows, base.store), now=base.clock.now)
+    app.add_middleware(
+        Idempotency,
+        rows=cast(IdempotencyRows, base.store),
+        account_for=state.account_for,
+        now=base.clock.now,
+        hold=timedelta(hours=chosen.idempotency_hours),
+    )
     app.add_middleware(Guard, max_body=chosen.max_body, today=lambda: base.clock.now().date())
     return app

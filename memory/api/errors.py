@@ -11,7 +11,10 @@ answered by the request guard only (`memory.api.middleware.Guard`).
 from __future__ import annotations
 
 import logging
+import math
+import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -32,6 +35,12 @@ from memory.errors import (
 from memory.ops.jobs import TooManyJobs
 
 log = logging.getLogger("membank.api")
+DEFAULT_RETRY_AFTER = 5
+"""Seconds a 429 for too many jobs asks a client to wait, when nothing better is known."""
+_PATH = re.compile(
+    r"(?<![\w/.])(?:/(?:tmp|home|root|var|etc|srv|opt|work|Users|mnt)|~)(?:/[^\s'\"),;]+)+"
+)
+"""An absolute file path under a usual root (a request path such as /memory_banks is not)."""
 
 
 class ErrorBody(BaseModel):
@@ -64,6 +73,7 @@ STATUS_CODES = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    412: "precondition_failed",
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "invalid_request",
@@ -116,10 +126,29 @@ def code_of(exc: MembankError | None) -> str:
     return "internal_error" if exc is None else STATUS_CODES.get(status_of(exc), "internal_error")
 
 
+def retry_after_of(request: Request, exc: TooManyJobs) -> int:
+    """Return the seconds a client should wait after a 429 for too many jobs: the pool's
+    own estimate when it gives one, else the server's `job_retry_after` limit."""
+    given = getattr(exc, "retry_after", None)
+    if isinstance(given, int | float) and given > 0:
+        return max(1, math.ceil(given))
+    limits = getattr(getattr(request.app.state, "membank", None), "limits", None)
+    return int(getattr(limits, "job_retry_after", DEFAULT_RETRY_AFTER))
+
+
+def redact(message: str) -> str:
+    """Return `message` without the server's own folders (its config folder, its home):
+    a remote caller is told what to change, never where the server keeps its files."""
+    where = os.environ.get("MEMBANK_CONFIG_DIR", "").strip().rstrip("/")
+    if len(where) > 1:
+        message = message.replace(where, "set on the server")
+    return _PATH.sub("(a server path)", message)
+
+
 def told(exc: MembankError) -> str:
     """Return a core exception's message as a remote caller sees it (a missing bank's names
-    no storage location, and is the same for another account's bank)."""
-    return exc.public if isinstance(exc, BankNotFound) else str(exc)
+    no storage location, and is the same for another account's bank; no server paths)."""
+    return redact(exc.public if isinstance(exc, BankNotFound) else str(exc))
 
 
 def tool_message(exc: MembankError) -> str:
@@ -162,8 +191,17 @@ def validation_message(errors: Any) -> str:
     return "; ".join(dict.fromkeys(problems)) or "the request is not valid"
 
 
-def install(app: FastAPI) -> None:
-    """Register the handlers that turn every error into the JSON error body."""
+Authenticate = Callable[[Request], "ApiError | None"]
+
+
+def install(app: FastAPI, authenticate: Authenticate | None = None) -> None:
+    """Register the handlers that turn every error into the JSON error body.
+
+    Args:
+        app: the application.
+        authenticate: returns why a request is not authenticated (None: it is); a request
+            whose shape is wrong gets that error first (a 401 before any 422).
+    """
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -174,10 +212,16 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.warning("request %s failed: %s", _rid(request), exc)
-        return error_json(status, code_of(exc), told(exc))
+        headers = None
+        if isinstance(exc, TooManyJobs):
+            headers = {"Retry-After": str(retry_after_of(request, exc))}
+        return error_json(status, code_of(exc), told(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _shape_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problem = authenticate(request) if authenticate is not None else None
+        if problem is not None:
+            return error_json(problem.status, problem.code, problem.message)
         return error_json(422, "invalid_request", validation_message(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)

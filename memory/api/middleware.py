@@ -59,13 +59,13 @@ class Guard:
         try:
             resolved = versioning.resolve(headers.get(versioning.HEADER.lower()), self.today())
         except versioning.BadVersion as exc:
-            await _answer(send, 400, "invalid_version", str(exc), extra)
+            await answer(send, 400, "invalid_version", str(exc), extra)
             return
         state["api_version"] = resolved
         extra.append((versioning.HEADER.encode(), resolved.label.encode()))
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:
-            await _answer(send, 413, "payload_too_large", self._too_large(), extra)
+            await answer(send, 413, "payload_too_large", self._too_large(), extra)
             return
         started = False
         received = 0
@@ -84,7 +84,7 @@ class Guard:
             if received > self.max_body:  # the app answered an unfinished body: replace it
                 if message["type"] == "http.response.start" and not started:
                     started = True
-                    await _answer(send, 413, "payload_too_large", self._too_large(), extra)
+                    await answer(send, 413, "payload_too_large", self._too_large(), extra)
                 return
             if message["type"] == "http.response.start":
                 started = True
@@ -95,11 +95,11 @@ class Guard:
             await self.app(scope, counted, stamped)
         except _TooLarge:
             if not started:
-                await _answer(send, 413, "payload_too_large", self._too_large(), extra)
+                await answer(send, 413, "payload_too_large", self._too_large(), extra)
         except Exception:
             log.exception("request %s failed", rid)
             if not started:
-                await _answer(send, 500, "internal_error", unexpected_message(rid), extra)
+                await answer(send, 500, "internal_error", unexpected_message(rid), extra)
 
     def _too_large(self) -> str:
         return (
@@ -108,9 +108,10 @@ class Guard:
         )
 
 
-async def _answer(
+async def answer(
     send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]]
 ) -> None:
+    """Send a JSON error answer with `headers` added."""
     body = json.dumps(ErrorResponse(error=ErrorBody(code=code, message=message)).model_dump())
     data = body.encode()
     start: dict[str, Any] = {

@@ -39,6 +39,9 @@ class Page(BaseModel, Generic[T]):
     offset: int
     next_offset: int | None
     """The offset of the next page; null on the last one."""
+    next_cursor: str | None = None
+    """Where lists with cursors (a thread) continue: send it as `cursor`; null on the last
+    page (a cursor stays right while entries are written or deleted; an offset shifts)."""
 
 
 def page(items: list[T], limit: int, offset: int) -> Page[T]:

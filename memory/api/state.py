@@ -12,6 +12,7 @@ from memory import accounts
 from memory.accounts import KeyStore
 from memory.context import Context
 from memory.ops.jobs import JobLimits, Jobs, open_jobs
+from memory.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,24 @@ class ApiLimits:
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
     page_limit: int = 100
     """Default page size of lists."""
+    idempotency_hours: float = 24.0
+    """How long the first answer to a request with an `Idempotency-Key` is kept."""
+    job_retry_after: int = 5
+    """Seconds a 429 for too many jobs asks the client to wait (`Retry-After`), when the
+    pool gives no estimate of its own."""
+    rate_limit: int = 0
+    """Requests each API key may make per `rate_window` seconds (0: no limit)."""
+    rate_window: int = 60
+    """The window of `rate_limit`, in seconds."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ApiLimits:
+        """Return the defaults with the MEMBANK_API_* settings applied."""
+        return cls(
+            job_retry_after=settings.api_job_retry_after,
+            rate_limit=settings.api_rate_limit,
+            rate_window=settings.api_rate_window,
+        )
 
     @property
     def jobs(self) -> JobLimits:
@@ -88,3 +107,8 @@ class ApiState:
     def account_for(self, raw_key: str | None) -> str | None:
         """Return the account of an API key; None for a missing, unknown or revoked one."""
         return self._resolver.account(raw_key)
+
+    def key_for(self, raw_key: str | None) -> accounts.ApiKey | None:
+        """Return an API key's record (account, scopes, banks); None for a missing, unknown
+        or revoked one."""
+        return self._resolver.key(raw_key)

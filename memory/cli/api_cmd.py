@@ -1,4 +1,5 @@
-"""`membank api` (the REST API on uvicorn) and `membank keys create | list | revoke`."""
+"""`membank api` (the REST API on uvicorn), `membank keys create | list | revoke` and
+`membank audit` (registered here, with the keys it audits)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from memory.cli.output import emit_json, say, table
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add the api and keys commands."""
+    """Add the api, keys and audit commands."""
+    from memory.cli import audit_cmd
+
+    audit_cmd.register(commands, common)
     api = commands.add_parser(
         "api", parents=[common], help="serve the REST API (X-API-Key auth) with uvicorn"
     )
@@ -25,6 +29,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "create", parents=[common], help="make a key for an account (shown once)"
     )
     create.add_argument("--account", required=True, help="the account the key acts for")
+    create.add_argument(
+        "--scope",
+        action="append",
+        choices=("read", "write", "admin"),
+        help="what the key may do (repeat; default admin: every scope, keys and audit)",
+    )
+    create.add_argument(
+        "--bank", action="append", help="limit the key to this bank (id or name; repeat)"
+    )
     create.set_defaults(handler=_create)
     listing = sub.add_parser("list", parents=[common], help="list keys (never their secrets)")
     listing.add_argument("--account", help="only this account's keys")
@@ -47,15 +60,21 @@ def _api(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from memory.accounts import create_key
+    import dataclasses
 
-    made = create_key(context(args), args.account)
+    from memory.ops import keys
+
+    base = context(args)
+    ctx = dataclasses.replace(base, account=args.account)
+    made = keys.create(ctx, keys.CreateKey(scopes=args.scope, banks=args.bank))
     if args.json:
         emit_json(made)
     else:
         say(made.key)
         sys.stderr.write(
-            f"membank: key {made.key_id} for account {made.account!r}: it is shown only "
+            f"membank: key {made.key_id} for account {made.account!r} "
+            f"({', '.join(made.scopes)}{'; banks ' + ', '.join(made.banks) if made.banks else ''}"
+            "): it is shown only "
             "this once (only its hash is stored); send it as the X-API-Key header\n"
         )
     return 0
@@ -71,10 +90,17 @@ def _list(args: argparse.Namespace) -> int:
         say("no API keys")
     else:
         rows = [
-            (k.key_id, k.account, f"{k.created_at:%Y-%m-%d %H:%M}", _revoked(k.revoked_at))
+            (
+                k.key_id,
+                k.account,
+                ",".join(k.scopes),
+                "all" if k.banks is None else ",".join(k.banks),
+                f"{k.created_at:%Y-%m-%d %H:%M}",
+                _revoked(k.revoked_at),
+            )
             for k in found
         ]
-        say(table(rows, ["key_id", "account", "created", "revoked"]))
+        say(table(rows, ["key_id", "account", "scopes", "banks", "created", "revoked"]))
     return 0
 
 

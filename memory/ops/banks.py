@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory import banks
+from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
 from memory.types.api_version import CURRENT_API_VERSION, LEGACY_API_VERSION, ApiVersion
 
@@ -106,6 +107,32 @@ def stats(ctx: Context, request: StatsRequest) -> StatsResult:
     top = bank_stats.TOP if request.top is None else request.top
     found = bank_stats.compute(ctx, bank, since=since, until=until, top=top)
     return StatsResult(bank=bank, stats=found)
+
+
+MIN_TEST_ENTRIES = 2
+"""Entries a compaction test needs in its partition (the newest is always kept verbatim)."""
+
+
+def check_testable(ctx: Context, bank: Bank, key: str | None) -> None:
+    """Raise InvalidInput when a compaction test of `bank` (its partition `key`, or its
+    largest) could only fail for want of entries: told when the request arrives, from one
+    count of the partitions, never as a job that fails later.
+
+    Raises:
+        InvalidInput: the partition has fewer than two entries.
+    """
+    from memory.types.entry_filter import EntryFilter
+
+    sizes = ctx.store.partition_sizes(bank.id, EntryFilter.key(key) if key else None)
+    found = max((size.entries for size in sizes), default=0)
+    if found >= MIN_TEST_ENTRIES:
+        return
+    where = f"key {key!r} of bank {bank.name!r}" if key else f"bank {bank.name!r}"
+    raise InvalidInput(
+        f"{where} has {found} entries: a compaction test needs at least {MIN_TEST_ENTRIES} "
+        "(write some entries first, or test on pasted entries: POST "
+        "/memory_banks/test-compaction)"
+    )
 
 
 def get_entry(ctx: Context, bank_ref: str, entry_id: str) -> Entry:

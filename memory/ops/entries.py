@@ -1,5 +1,5 @@
 """Entry use cases: write (append, then compact the touched partitions over a threshold),
-search, load, forget. The bank is resolved once per call."""
+search, load (whole, or a page at the page's cost), forget. The bank is resolved once per call."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from memory import banks, entries
 from memory.models import Bank, Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops.compaction import compact_if_over
+from memory.types.pages import EntryPage, PageAfter
 
 if TYPE_CHECKING:
     from memory.compaction.apply import CompactionResult
@@ -55,6 +56,30 @@ class LoadResult:
 
 
 @dataclass(frozen=True)
+class LoadPageRequest:
+    """One page of a key's thread: `limit` entries after `cursor` (a next_cursor given out
+    before), else from `offset`."""
+
+    bank: str
+    key: str
+    limit: int = 100
+    offset: int = 0
+    cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadPageResult:
+    bank: Bank
+    page: EntryPage
+
+    @property
+    def next_cursor(self) -> str | None:
+        """Return the cursor of the next page (None: the last page)."""
+        after = self.page.next_after
+        return after.cursor() if after is not None else None
+
+
+@dataclass(frozen=True)
 class ForgetRequest:
     bank: str
     entry_id: str
@@ -90,6 +115,28 @@ def load(ctx: Context, request: LoadRequest) -> LoadResult:
     """Return a key's whole thread, oldest first."""
     bank = banks.get(ctx, request.bank)
     return LoadResult(bank=bank, entries=entries.load(ctx, bank, request.key))
+
+
+def load_page(ctx: Context, request: LoadPageRequest) -> LoadPageResult:
+    """Return one page of a key's thread, oldest first, read at the cost of the page.
+
+    Raises:
+        InvalidInput: a bad key or cursor.
+    """
+    from memory import validation
+    from memory.types.entry_filter import EntryFilter
+
+    bank = banks.get(ctx, request.bank)
+    validation.check_filters(bank, key=request.key)
+    after = PageAfter.parse(request.cursor) if request.cursor is not None else None
+    page = ctx.store.entry_page(
+        bank.id,
+        EntryFilter.key(request.key),
+        limit=request.limit,
+        offset=request.offset,
+        after=after,
+    )
+    return LoadPageResult(bank=bank, page=page)
 
 
 def forget(ctx: Context, request: ForgetRequest) -> ForgetResult:

@@ -23,10 +23,16 @@ KEYS_SCHEMA = pa.schema(
         pa.field("key_hash", pa.string(), nullable=False),
         pa.field("created_at", TIMESTAMP, nullable=False),
         pa.field("revoked_at", TIMESTAMP),
+        pa.field("scopes", pa.string()),
+        pa.field("banks", pa.string()),
     ]
 )
 """A key's public id (shown in listings and in the key itself), its account, the hex sha256
-of the whole key, when it was made and when it was revoked (null: still valid)."""
+of the whole key, when it was made and when it was revoked (null: still valid), its scopes
+(comma-separated; null: a key made before scopes, the account's administrator) and the bank
+ids it is limited to (a JSON list; null: every bank of the account)."""
+ADDED_COLUMNS = ("scopes", "banks")
+"""Columns a keys table made by an older version lacks: added (null) when it is opened."""
 
 
 class KeyTable(Connection):
@@ -42,6 +48,9 @@ class KeyTable(Connection):
                 if not create:
                     return None
                 table = self._db.create_table(KEYS_TABLE, schema=KEYS_SCHEMA, exist_ok=True)
+            missing = [c for c in ADDED_COLUMNS if c not in table.schema.names]
+            if missing:
+                table.add_columns([KEYS_SCHEMA.field(c) for c in missing])
             self._tables[KEYS_TABLE] = table
         table = self._tables[KEYS_TABLE]
         table.checkout_latest()
@@ -49,7 +58,8 @@ class KeyTable(Connection):
 
     def put_key_row(self, row: dict[str, Any]) -> None:
         """Insert or replace a key row (matched on `key_id`)."""
-        data = pa.Table.from_pylist([row], schema=KEYS_SCHEMA)
+        full = {"scopes": None, "banks": None, **row}
+        data = pa.Table.from_pylist([full], schema=KEYS_SCHEMA)
         table = self._keys(create=True)
         with self._writing(table):
             self._on_latest(

@@ -33,10 +33,13 @@ from memory.store import (
     unique,
 )
 from memory.store.api_keys import KeyTable
+from memory.store.audit_log import AuditLogTable
 from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
+from memory.store.idempotency import IdempotencyTable
 from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
+from memory.store.pages import EntryPages
 from memory.store.registry import Registry
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.rows import rows_of, with_search_text
@@ -59,7 +62,16 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
+class LanceStore(
+    Deletions,
+    EntryReads,
+    EntryPages,
+    LabRunsStore,
+    Registry,
+    KeyTable,
+    IdempotencyTable,
+    AuditLogTable,
+):
     """The bank registry, the per-bank entries tables, the saved lab runs and the API keys in
     one LanceDB database.
 

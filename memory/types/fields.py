@@ -34,6 +34,9 @@ MAX_RETENTION_DAYS = 3_650_000
 MAX_JSON_DEPTH = 64
 """Deepest nesting of lists and objects in metadata and attachments: deeper data could be
 stored but not read back (JSON readers stop at a recursion limit), so it is refused."""
+MAX_JSON_BYTES = 65_536
+"""Largest metadata (and, apart, attachments) as stored JSON text, in UTF-8 bytes: it is
+copied onto every chunk row of the entry and returned by every load and search."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """C0 and C1 control characters (newline, tab, ...)."""
@@ -183,6 +186,16 @@ RetentionDays = Annotated[int, BeforeValidator(_not_a_bool), AfterValidator(_ret
 
 
 # JSON data --------------------------------------------------------------------------------
+
+
+def check_json_size(label: str, text: str) -> None:
+    """Raise Invalid when `text` (a value's stored JSON) is over `MAX_JSON_BYTES`."""
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_JSON_BYTES:
+        raise Invalid(
+            f"{label} is {size:,} bytes as JSON, over {MAX_JSON_BYTES:,}: keep large data "
+            "in the entry's content or elsewhere, and store a reference"
+        )
 
 
 def check_json_safe(label: str, value: Any) -> None:

@@ -173,3 +173,37 @@ def test_a_missing_bank_is_told_without_the_storage_location(api: Api) -> None:
             message = response.json()["error"]["message"]
             assert message.startswith("no bank 'nope' in this account")
             assert api.base.store.location not in message
+
+
+def test_keys_audit_and_scoped_keys_stay_in_their_account(api: Api) -> None:
+    bank, entry, export, job = _setup_acme(api)
+    with api.as_acme() as http:
+        limited = http.post("/keys", json={"scopes": ["read", "write"], "banks": [bank]}).json()
+        reader = http.post("/keys", json={"scopes": ["read"]}).json()
+    before = _snapshot(api, bank)
+    acme_key_ids = {api.acme_key_id, limited["key_id"], reader["key_id"]}
+    with api.as_beta() as http:
+        keys = http.get("/keys").json()["data"]
+        log = http.get("/audit").json()["data"]
+        revokes = [http.delete(f"/keys/{k}") for k in acme_key_ids]
+        limited_to_theirs = http.post("/keys", json={"banks": [bank]})
+    assert acme_key_ids.isdisjoint({k["key_id"] for k in keys})
+    assert log == []  # beta's own log: empty; nothing of acme's
+    assert {r.status_code for r in revokes} == {404}
+    assert limited_to_theirs.status_code == 404  # acme's bank does not exist for beta
+    with api.as_beta() as http:
+        theirs = http.post("/memory_banks", json={"name": "b", "type": "general"}).json()["id"]
+    for key in (limited["key"], reader["key"]):  # acme's scoped keys: beta's bank is a 404
+        with client(api.url, key) as http:
+            for method, path, body in _calls(theirs, entry, export, job)[:9]:
+                response = _send(http, method, path, body)
+                assert response.status_code in (403, 404), (method, path, response.text)
+                if response.status_code == 403:  # a read key's change: refused before lookup
+                    assert key == reader["key"] and method != "GET"
+            assert http.get("/audit").status_code == 403
+    with api.as_acme() as http:
+        acme_log = http.get("/audit", params={"limit": 1000}).json()["data"]
+    assert {e["account"] for e in acme_log} == {"acme"}
+    tried = [e for e in acme_log if theirs in e["target"]]  # acme's own attempts, refused
+    assert tried and {e["status"] for e in tried} <= {403, 404}
+    assert _snapshot(api, bank) == before

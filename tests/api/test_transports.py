@@ -8,6 +8,7 @@ kind and reason over both.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -89,6 +90,8 @@ OPS = [
        tool_args={"export_id": "{export}"}),
     Op("read_resource_export", "GET", "/authenticated/resource-exports/{export}/download",
        tool_args={"export_id": "{export}"}),
+    Op("read_resource_export_bytes", "GET", "/authenticated/resource-exports/{export}/download",
+       tool_args={"export_id": "{export}"}),
     Op("test_memory_bank_compaction", "POST", "/memory_banks/{bank}/test-compaction",
        {"compaction_prompt": "Keep order numbers.", "key": "c1", "max_turns": 1},
        tool_args=BANK, job=True),
@@ -163,6 +166,8 @@ def test_every_operation_answers_alike_over_rest_and_mcp(urls: tuple[str, str, s
                 got_mcp = structured(await mcp.call_tool(op.tool, args))
                 if op.tool == "read_resource_export":  # the file's JSON, inline
                     got_mcp = json.loads(got_mcp["content"])
+                if op.tool == "read_resource_export_bytes":  # the file, base64 (one range)
+                    got_mcp = json.loads(base64.b64decode(got_mcp["data"]))
                 assert normalised(got_mcp) == normalised(got_rest), op.tool
                 if op.keep is not None:
                     name, key = op.keep

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
-from memory.api.routes.entries import Forgotten, SearchResults
-from memory.api.schemas import Page, page
+from memory.api.routes.entries import Forgotten, SearchResults, thread_page
+from memory.api.schemas import Page
 from memory.context import Context
 from memory.models import Entry
 from memory.ops import banks, entries
@@ -31,8 +31,7 @@ def search_memory_bank(ctx: Context, args: Search) -> SearchResults:
 
 def load_memory_bank_thread(ctx: Context, args: LoadThread) -> Page[Entry]:
     """Return a key's thread, oldest first (compaction summaries included), a page at a time."""
-    thread = entries.load(ctx, entries.LoadRequest(args.memory_bank_id, args.key)).entries
-    return page(thread, args.limit, args.offset)
+    return thread_page(ctx, args.memory_bank_id, args.key, args.limit, args.offset, args.cursor)
 
 
 def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:

@@ -129,6 +129,12 @@ class Search(ToolInput):
     since: datetime | None = Field(None, description="Created at or after (ISO, UTC default).")
     until: datetime | None = Field(None, description="Created before (ISO, UTC default).")
     method: SearchMethod = Field("hybrid", description="hybrid (default), vector or fts.")
+    min_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Drop hits scoring below this (0-1); null: the server's default floor.",
+    )
 
     def to_query(self) -> SearchQuery:
         """Return the core's search query."""
@@ -141,6 +147,7 @@ class Search(ToolInput):
             since=as_utc(self.since, "since") if self.since else None,
             until=as_utc(self.until, "until") if self.until else None,
             method=self.method,
+            min_score=self.min_score,
         )
 
 
@@ -158,10 +165,13 @@ class EntryRef(ToolInput):
 
 
 class LoadThread(Paged):
-    """One partition's whole thread."""
+    """One partition's thread, a page at a time."""
 
     memory_bank_id: str = Field(description=BANK_ID)
     key: str = Field(description=KEY)
+    cursor: str | None = Field(
+        None, max_length=200, description="next_cursor of the page before (instead of offset)."
+    )
 
 
 class ForgetEntry(ToolInput):
@@ -217,3 +227,12 @@ class ExportRef(ToolInput):
 
     export_id: str = Field(description="The id create_resource_export returned.")
     wait: float = Field(0, ge=0, le=30, description="Seconds to wait for it to finish.")
+
+
+class ExportChunk(ExportRef):
+    """A byte range of a finished export's file (any format, any size)."""
+
+    offset: int = Field(0, ge=0, le=2**53, description="First byte to read (next_offset).")
+    length: int = Field(
+        262_144, ge=1, le=1_048_576, description="Bytes to read, at most 1 MiB per call."
+    )

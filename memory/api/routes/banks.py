@@ -2,32 +2,40 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from memory import config
 from memory.agents import registry as agents
-from memory.api.deps import Ctx, Version
-from memory.api.routes.common import Limit, Offset
+from memory.api.deps import Ctx, Key, Version
+from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
+from memory.api.routes.common import IsoTime, Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.ops import banks
 from memory.stats import Stats
 
 router = APIRouter(prefix="/memory_banks", tags=["memory banks"])
+ETAG_DOC = ETAG_RESPONSES
+IF_MATCH_DOC = IF_MATCH_RESPONSES
+CHANGE_DOC = {**ETAG_RESPONSES, **IF_MATCH_RESPONSES}
 
 
 @router.get("", summary="List memory banks")
 def list_banks(
     ctx: Ctx,
+    key: Key,
     type: Annotated[BankType | None, Query(description="only this type")] = None,  # noqa: A002
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Page[Bank]:
-    """The account's banks, oldest first (`?type=conversation` or `?type=general`)."""
-    return page(banks.list_banks(ctx, type), limit, offset)
+    """The account's banks, oldest first (`?type=conversation` or `?type=general`); a key
+    limited to some banks sees only those."""
+    found = banks.list_banks(ctx, type)
+    if key.banks is not None:
+        found = [bank for bank in found if bank.id in key.banks]
+    return page(found, limit, offset)
 
 
 @router.get("/templates", summary="List templates")
@@ -38,33 +46,47 @@ def list_templates(ctx: Ctx, limit: Limit = 100, offset: Offset = 0) -> Page[Tem
 
 
 @router.post("", status_code=201, summary="Create a memory bank")
-def create_bank(ctx: Ctx, version: Version, body: BankCreate) -> Bank:
+def create_bank(ctx: Ctx, version: Version, body: BankCreate, response: Response) -> Bank:
     """Create a bank; retention defaults by type on `Seclai-Version: 2026-08-03` or later, a
     flat 30 days otherwise; an explicit `retention_days` (null = indefinite) always counts."""
-    return banks.create(ctx, banks.CreateBank(body, api_version=version))
+    made = banks.create(ctx, banks.CreateBank(body, api_version=version))
+    tagged(response, made)
+    return made
 
 
-@router.get("/{bank_id}", summary="Get a memory bank")
-def get_bank(ctx: Ctx, bank_id: str) -> Bank:
-    """One bank of the account (by id or name)."""
-    return banks.get(ctx, bank_id)
+@router.get("/{bank_id}", summary="Get a memory bank", responses=ETAG_DOC)
+def get_bank(ctx: Ctx, bank_id: str, response: Response) -> Bank:
+    """One bank of the account (by id or name); its `ETag` header is what `If-Match` takes."""
+    found = banks.get(ctx, bank_id)
+    tagged(response, found)
+    return found
 
 
-@router.put("/{bank_id}", summary="Update a memory bank")
-def update_bank(ctx: Ctx, version: Version, bank_id: str, body: BankUpdate) -> Bank:
-    """Apply the sent fields; changing `type` or `mode` is a 409 and changes nothing."""
-    return banks.update(ctx, banks.UpdateBank(bank_id, body, api_version=version))
+@router.put("/{bank_id}", summary="Update a memory bank", responses=CHANGE_DOC)
+def update_bank(
+    ctx: Ctx, version: Version, bank_id: str, body: BankUpdate, request: Request, response: Response
+) -> Bank:
+    """Apply the sent fields; changing `type` or `mode` is a 409 and changes nothing; with
+    `If-Match`, a bank changed since (another ETag) is a 412 and changes nothing."""
+    check_if_match(request, lambda: banks.get(ctx, bank_id))
+    changed = banks.update(ctx, banks.UpdateBank(bank_id, body, api_version=version))
+    tagged(response, changed)
+    return changed
 
 
-@router.delete("/{bank_id}", summary="Delete a memory bank")
-def delete_bank(ctx: Ctx, bank_id: str) -> Deleted:
-    """Delete the bank, its entries and their files."""
+@router.delete("/{bank_id}", summary="Delete a memory bank", responses=IF_MATCH_DOC)
+def delete_bank(ctx: Ctx, bank_id: str, request: Request) -> Deleted:
+    """Delete the bank, its entries and their files (`If-Match`: only if unchanged)."""
+    check_if_match(request, lambda: banks.get(ctx, bank_id))
     return Deleted(id=banks.delete(ctx, bank_id).id)
 
 
-@router.delete("/{bank_id}/source", summary="Delete a memory bank's content source")
-def delete_source(ctx: Ctx, bank_id: str) -> SourceReset:
+@router.delete(
+    "/{bank_id}/source", summary="Delete a memory bank's content source", responses=IF_MATCH_DOC
+)
+def delete_source(ctx: Ctx, bank_id: str, request: Request) -> SourceReset:
     """Remove every entry and reset the bank's storage; the configuration stays."""
+    check_if_match(request, lambda: banks.get(ctx, bank_id))
     return SourceReset(id=banks.reset_source(ctx, bank_id).id)
 
 
@@ -81,8 +103,8 @@ def get_stats(
     ctx: Ctx,
     bank_id: str,
     days: Annotated[int | None, Query(ge=1, le=36_500, description="the last N days")] = None,
-    since: Annotated[datetime | None, Query(description="from (inclusive), ISO")] = None,
-    until: Annotated[datetime | None, Query(description="to (exclusive), ISO")] = None,
+    since: Annotated[IsoTime | None, Query(description="from (inclusive), ISO")] = None,
+    until: Annotated[IsoTime | None, Query(description="to (exclusive), ISO")] = None,
     top: Annotated[int, Query(ge=1, le=100, description="rows of each breakdown")] = 10,
 ) -> Stats:
     """Aggregates over a time frame (default: the last 30 days); never individual entries."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from memory.api.deps import Ctx
+from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
 from memory.api.routes.common import Limit, Offset
-from memory.api.schemas import EntryWrite, Page, page
+from memory.api.schemas import EntryWrite, Page
+from memory.context import Context
 from memory.models import Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks, entries
 
@@ -30,10 +32,11 @@ class Forgotten(BaseModel):
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
-def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite) -> Entry:
+def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite, response: Response) -> Entry:
     """Chunk, embed and store one entry (inline compaction may follow for its key)."""
     request = entries.WriteRequest(bank_id, items=[EntryIn(**body.model_dump())])
     (entry,) = entries.write(ctx, request).entries
+    tagged(response, entry)
     return entry
 
 
@@ -50,18 +53,46 @@ def load_thread(
     key: Annotated[str, Query(description="the conversation or group key")],
     limit: Limit = 100,
     offset: Offset = 0,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=200, description="next_cursor of the page before (instead of offset)"),
+    ] = None,
 ) -> Page[Entry]:
-    """Every entry of `key`, oldest first, a page at a time."""
-    return page(entries.load(ctx, entries.LoadRequest(bank_id, key)).entries, limit, offset)
+    """Every entry of `key`, oldest first, a page at a time (each page read at its own cost,
+    whatever the thread's length); follow `next_cursor` (or `next_offset`)."""
+    return thread_page(ctx, bank_id, key, limit, offset, cursor)
 
 
-@router.get("/entries/{entry_id}", summary="Get an entry")
-def get_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Entry:
-    """One entry by id."""
-    return banks.get_entry(ctx, bank_id, entry_id)
+def thread_page(
+    ctx: Context, bank_id: str, key: str, limit: int, offset: int, cursor: str | None
+) -> Page[Entry]:
+    """Return a page of a thread as the REST API and the MCP tool show it."""
+    request = entries.LoadPageRequest(bank_id, key, limit=limit, offset=offset, cursor=cursor)
+    found = entries.load_page(ctx, request)
+    shown = found.page.entries
+    following = offset + len(shown)
+    more = found.page.next_after is not None
+    return Page[Entry](
+        data=shown,
+        total=found.page.total,
+        limit=limit,
+        offset=offset,
+        next_offset=following if more and cursor is None else None,
+        next_cursor=found.next_cursor,
+    )
 
 
-@router.delete("/entries/{entry_id}", summary="Forget an entry")
-def forget_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Forgotten:
-    """Delete an entry for good: text, vectors, attachments and the old versions holding them."""
+@router.get("/entries/{entry_id}", summary="Get an entry", responses=ETAG_RESPONSES)
+def get_entry(ctx: Ctx, bank_id: str, entry_id: str, response: Response) -> Entry:
+    """One entry by id (its `ETag` header is what `If-Match` takes)."""
+    found = banks.get_entry(ctx, bank_id, entry_id)
+    tagged(response, found)
+    return found
+
+
+@router.delete("/entries/{entry_id}", summary="Forget an entry", responses=IF_MATCH_RESPONSES)
+def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, request: Request) -> Forgotten:
+    """Delete an entry for good: text, vectors, attachments and the old versions holding them
+    (`If-Match`: only if it is still the entry read)."""
+    check_if_match(request, lambda: banks.get_entry(ctx, bank_id, entry_id))
     return Forgotten(id=entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id)).entry.id)

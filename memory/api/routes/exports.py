@@ -8,8 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse
 
-from memory.api.deps import Account, Ctx, State
+from memory.api.deps import Account, Ctx, Key, State
 from memory.api.schemas import EXPORTS_PATH, ResourceExport, ResourceExportCreate, export_out
+from memory.api.scopes import allow_bank
 from memory.ops import exports
 from memory.transfer.export.records import ExportEstimate
 
@@ -22,17 +23,19 @@ Wait = Annotated[
 
 @router.post("", status_code=202, summary="Create a resource export")
 def create_export(
-    state: State, ctx: Ctx, body: ResourceExportCreate, wait: Wait = 0
+    state: State, ctx: Ctx, key: Key, body: ResourceExportCreate, wait: Wait = 0
 ) -> ResourceExport:
     """Export a memory bank (`resource_type: "memory_bank"`, `resource_id`: its id) as `json`
     (default) or `parquet`, with optional filters (key, speaker, tags, since, until)."""
+    allow_bank(key, ctx, body.resource_id)
     record = exports.create(ctx, state.jobs, state.exports_dir, body)
     return export_out(exports.get(state.jobs, ctx.account, record.id, wait))
 
 
 @router.post("/estimate", summary="Estimate a resource export")
-def estimate_export(ctx: Ctx, body: ResourceExportCreate) -> ExportEstimate:
+def estimate_export(ctx: Ctx, key: Key, body: ResourceExportCreate) -> ExportEstimate:
     """How many entries an export would hold and about how large its file would be."""
+    allow_bank(key, ctx, body.resource_id)
     return exports.estimate(ctx, body)
 
 

@@ -20,7 +20,7 @@ from memory.api.schemas import (
 )
 from memory.api.state import ApiState
 from memory.context import Context
-from memory.ops import compaction, lab
+from memory.ops import banks, compaction, lab
 from memory.ops.jobs import JobRecord
 from memory.prompt_lab import BankSource
 
@@ -76,4 +76,6 @@ def test_compaction_draft(state: State, ctx: Ctx, body: DraftTestRequest, wait: 
 
 def _start_test(state: ApiState, ctx: Context, request: lab.LabTest, wait: float) -> Job:
     prepared = lab.prepare_test(ctx, request)  # an unknown bank is a 404 now, not a failed job
+    if prepared.bank is not None and isinstance(request.source, BankSource):
+        banks.check_testable(ctx, prepared.bank, request.source.key)  # too few entries: 400 now
     return start(state, ctx, "test-compaction", lambda _: lab.run_prepared(ctx, prepared), wait)

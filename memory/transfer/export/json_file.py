@@ -41,7 +41,10 @@ def write_json(
         header = json.dumps(json_header(ctx, bank, flt), ensure_ascii=False)
         out.write(header[:-1] + ",\n" + '"entries": [\n')
         for batch in batches:
-            lines = [json.dumps(entry_record(r), ensure_ascii=False) for r in batch.to_pylist()]
+            lines = [
+                json.dumps(entry_record(r), ensure_ascii=False, allow_nan=False)
+                for r in batch.to_pylist()
+            ]
             if not lines:
                 continue
             out.write((",\n" if count else "") + ",\n".join(lines))

@@ -96,6 +96,16 @@ def header(ctx: Context, bank: Bank, flt: ExportFilters, fmt: str, version: int)
     }
 
 
+def _no_constant(name: str) -> None:
+    return None
+
+
+def stored_json(text: str | None, empty: str) -> Any:
+    """Return stored JSON text as data, with any NaN or Infinity (stored before writes
+    refused them) read as null, so the export stays valid JSON."""
+    return json.loads(text or empty, parse_constant=_no_constant)
+
+
 def entry_record(row: dict[str, Any]) -> dict[str, Any]:
     """Return the JSON export record of an entry row (`entry_batches`: the Entry fields but
     bank_id)."""
@@ -110,8 +120,8 @@ def entry_record(row: dict[str, Any]) -> dict[str, Any]:
         "memory_type": row["memory_type"],
         "content": row["content"],
         "tags": row["tags"] or [],
-        "metadata": json.loads(row["metadata"] or "{}"),
-        "attachments": json.loads(row["attachments"] or "[]"),
+        "metadata": stored_json(row["metadata"], "{}"),
+        "attachments": stored_json(row["attachments"], "[]"),
         "summary_of": row["summary_of"] or [],
         "created_at": created.isoformat(),
         "token_count": row["token_count"],
