@@ -11,7 +11,7 @@ from lab import ui
 from memory.context import Context
 from memory.models import Bank, BankUpdate
 from memory.ops import banks, exports
-from memory.ops.compaction import compact_now
+from memory.ops.compaction import CompactNow, compact_now
 from memory.transfer import export
 
 
@@ -66,7 +66,7 @@ def _compact_now(ctx: Context, bank: Bank) -> None:
         st.caption("No threshold is set: compaction never runs on this bank.")
     if st.button("Compact now", key="cfg_compact", disabled=not bank.has_trigger()):
         with ui.reported(), st.status("Compacting every partition over a threshold...") as status:
-            results = compact_now(ctx, bank)
+            results = compact_now(ctx, CompactNow(bank.id)).partitions
             status.update(label=f"Compaction done: {len(results)} partition(s)", state="complete")
         if not results:
             st.info("No partition is over a threshold: nothing to compact.")

@@ -454,7 +454,7 @@ def test_compacting_a_bank_reports_progress_per_partition(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:
     """Issue 25: `membank compact` over many partitions said nothing until the end."""
-    from memory.ops.compaction import compact_now
+    from memory.ops.compaction import CompactNow, compact_now
 
     bank = make_bank(ctx, max_turns=4)
     for key in ("a", "b", "c"):
@@ -462,7 +462,8 @@ def test_compacting_a_bank_reports_progress_per_partition(
     write_turns(ctx, bank, "small", 2)  # under the threshold: not visited
     seen: list[tuple[int, int]] = []
 
-    results = compact_now(ctx, bank, progress=lambda done, total: seen.append((done, total)))
+    done = compact_now(ctx, CompactNow(bank.name), lambda step, total: seen.append((step, total)))
+    results = done.partitions
 
     assert sorted(r.key for r in results) == ["a", "b", "c"]
     assert seen == [(1, 3), (1, 3), (1, 3)]

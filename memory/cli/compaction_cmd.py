@@ -37,13 +37,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _compact(args: argparse.Namespace) -> int:
     from memory.cli.output import progress_bar
-    from memory.ops import banks
-    from memory.ops.compaction import compact_now
+    from memory.ops.compaction import CompactNow, compact_now
 
     ctx = context(args)
-    bank = banks.get(ctx, args.bank)
     with progress_bar(None, " partitions") as progress:
-        results = compact_now(ctx, bank, args.key, progress)
+        done = compact_now(ctx, CompactNow(args.bank, args.key), progress)
+    bank, results = done.bank, done.partitions
     failed = [r for r in results if r.status == "failed"]
     idle = _nothing_done(bank, args.key, results)
     if args.json:

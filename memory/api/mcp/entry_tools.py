@@ -10,9 +10,8 @@ from memory.api.routes.entries import Forgotten, SearchResults, thread_page
 from memory.api.schemas import Page
 from memory.context import Context
 from memory.models import Entry
-from memory.ops import banks, entries
-from memory.ops.compaction import CompactionResult, compact_now
-from memory.ops.lab import bank_of
+from memory.ops import banks, compaction, entries
+from memory.ops.compaction import CompactionResult
 
 
 def write_memory_bank_entry(ctx: Context, args: WriteEntry) -> Entry:
@@ -47,8 +46,8 @@ def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
 
 def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:
     """Compact every partition of a bank over its thresholds now (or only `key`)."""
-    bank = bank_of(ctx, args.memory_bank_id)
-    return compact_now(ctx, bank, args.key)
+    request = compaction.CompactNow(args.memory_bank_id, args.key)
+    return compaction.compact_now(ctx, request).partitions
 
 
 TOOLS: list[Callable[..., Any]] = [

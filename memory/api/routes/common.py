@@ -9,7 +9,6 @@ from fastapi import Query
 from pydantic import BeforeValidator
 
 from memory.api.schemas import MAX_PAGE
-from memory.ops.lab import bank_of
 
 
 def _iso_only(value: object) -> object:
@@ -28,4 +27,4 @@ IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="page size, 1-1000")]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="items to skip")]
 
-__all__ = ["IsoTime", "Limit", "Offset", "bank_of"]
+__all__ = ["IsoTime", "Limit", "Offset"]

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from memory.api.deps import Ctx, State
-from memory.api.routes.common import bank_of
 from memory.api.routes.jobs import status_url
 from memory.api.schemas import (
     CompactRequest,
@@ -50,9 +49,9 @@ def compact_now(
 ) -> Job:
     """Compact every partition over a threshold (or one `key`); the job's result lists what
     each partition did."""
-    bank = bank_of(ctx, bank_id)
-    key = body.key if body else None
-    return start(state, ctx, "compact", lambda _: compaction.compact_now(ctx, bank, key), wait)
+    request = compaction.CompactNow(bank_id, body.key if body else None)
+    prepared = compaction.prepare(ctx, request)  # an unknown bank is a 404 now, not a job
+    return start(state, ctx, "compact", lambda _: compaction.run(ctx, prepared).partitions, wait)
 
 
 @router.post("/test-compaction", status_code=202, summary="Test a compaction prompt")
