@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import StorageError
@@ -145,19 +146,18 @@ class Deletions(Connection):
             self.mark_deletion(bank_id, pending=True)
             self.drop_neighbours_of(bank_id, predicate)  # a turn's copy in the next one's index
             self.delete_where(bank_id, predicate, prune=False)
+            deleted_at = datetime.now(UTC)
             if after_delete is not None:
                 after_delete()
             if not prune_now:
-                return DeletionReceipt(entries=count, pruned=False)
-            failure = self._prune_error(bank_id)
-            return DeletionReceipt(entries=count, pruned=failure is None, prune_error=failure)
+                return DeletionReceipt(entries=count, pruned=False, deleted_at=deleted_at)
+            return self._pruned(bank_id, entries=count, deleted_at=deleted_at)
 
     def prune_bank(self, bank_id: str) -> DeletionReceipt:
         """Prune a bank's table under its lock (after `delete_final(..., prune_now=False)`);
         the receipt says whether the prune finished (`entries` is 0)."""
         with locks.bank_lock(self.uri, bank_id, timeout=None):
-            failure = self._prune_error(bank_id)
-        return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+            return self._pruned(bank_id)
 
     def finish_deletion(
         self, bank_id: str, *, wait: float | None = None, full: bool = False
@@ -177,11 +177,23 @@ class Deletions(Connection):
                 return None
             found = self.deletion_audit(bank_id)
             if not found.final:  # the mark stays: clearing it now would leave a second version
-                failure = self._prune_error(bank_id)
-                return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+                return self._pruned(bank_id, deleted_at=found.marked_at)
             if found.marked:  # checked final: the next write need not look again
                 self.mark_deletion(bank_id, pending=False)
             return None
+
+    def _pruned(
+        self, bank_id: str, *, entries: int = 0, deleted_at: datetime | None = None
+    ) -> DeletionReceipt:
+        """Prune (the caller holds the bank's lock); the receipt says when it became final."""
+        failure = self._prune_error(bank_id)
+        return DeletionReceipt(
+            entries=entries,
+            pruned=failure is None,
+            prune_error=failure,
+            deleted_at=deleted_at,
+            final_at=datetime.now(UTC) if failure is None else None,
+        )
 
     def _prune_error(self, bank_id: str) -> str | None:
         try:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, BackgroundTasks, Query
 from pydantic import BaseModel
 
 from memory.api.deps import Ctx
@@ -27,6 +28,8 @@ class Forgotten(BaseModel):
 
     id: str
     forgotten: bool = True
+    final_at: datetime | None = None
+    """When nothing deleted was left on disk; null while the prune runs after the response."""
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
@@ -62,6 +65,10 @@ def get_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Entry:
 
 
 @router.delete("/entries/{entry_id}", summary="Forget an entry")
-def forget_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Forgotten:
-    """Delete an entry for good: text, vectors, attachments and the old versions holding them."""
-    return Forgotten(id=entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id)).entry.id)
+def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, later: BackgroundTasks) -> Forgotten:
+    """Delete an entry for good: text, vectors, attachments and the old versions holding them.
+    Answers once it is unreadable (`final_at` null); the prune runs right after the response
+    (`membank verify` says when the bank is final)."""
+    result = entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id, final=False))
+    later.add_task(entries.finish_forget, ctx, result, quiet=True)
+    return Forgotten(id=result.entry.id, final_at=result.receipt.final_at)
