@@ -40,7 +40,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
 
 
 def _index_rows(ctx: Context, bank: Bank) -> dict[str, tuple[str, str | None]]:
-    table = ctx.store.scan(bank.id, columns=["text", "search_text", "context_id"])
+    table = ctx.store.index_documents(bank.id)  # type: ignore[attr-defined]
     return {row["text"]: (row["search_text"], row["context_id"]) for row in table.to_pylist()}
 
 

@@ -312,6 +312,8 @@ def test_verify_reports_index_segments_that_still_hold_a_deleted_fragment(
     _delete_unpruned(ctx, bank, needle)  # drops the secret's fragment from the manifest
     table.checkout_latest()
     table.to_lance().cleanup_old_versions(older_than=timedelta(0))  # versions: gone
+    side = ctx.store.carried_table(bank.id)  # and those of the carried text's table
+    side.to_lance().cleanup_old_versions(older_than=timedelta(0))
     ctx.store.mark_deletion(bank.id, pending=False)  # and no mark left to tell
 
     code, out, err = _cli(data, "verify", "chat", "--json")

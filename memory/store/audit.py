@@ -103,3 +103,16 @@ def _meta(version: dict[str, Any], name: str) -> int | None:
     """Return a count from a version's manifest summary (None when Lance did not record it)."""
     value = version.get("metadata", {}).get(name)
     return None if value is None else int(value)
+
+
+def combined(entries: DeletionAudit, side: DeletionAudit) -> DeletionAudit:
+    """Return the audit of a bank's entries table with its carried-text table's added (the
+    mark lives on the entries table)."""
+    return DeletionAudit(
+        deleted_rows=entries.deleted_rows + side.deleted_rows,
+        stale_versions=entries.stale_versions + side.stale_versions,
+        old_versions=entries.old_versions,
+        marked=entries.marked,
+        stale_segments=entries.stale_segments + side.stale_segments,
+        marked_at=entries.marked_at,
+    )

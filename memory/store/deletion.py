@@ -30,6 +30,9 @@ class Deletions(Connection):
 
         def _entries(self, bank_id: str) -> Any | None: ...
         def _prune_table(self, table: Any) -> None: ...
+        def _prune_carried(self, bank_id: str) -> None: ...
+        def _carried_holds_deleted(self, bank_id: str) -> bool: ...
+        def _carried_audit(self, bank_id: str) -> audit.DeletionAudit | None: ...
         def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int: ...
         def bank_lock(
             self, bank_id: str, *, timeout: float | None = None
@@ -44,6 +47,7 @@ class Deletions(Connection):
         table = self._entries(bank_id)
         if table is not None:
             self._prune_table(table)
+        self._prune_carried(bank_id)
 
     def has_deleted_rows(self, bank_id: str) -> bool:
         """Return True when deleted rows still sit in the table's data or index files (a prune
@@ -51,7 +55,9 @@ class Deletions(Connection):
         table = self._entries(bank_id)
         if table is None:
             return False
-        return bool(self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())))
+        if self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())):
+            return True
+        return self._carried_holds_deleted(bank_id)
 
     # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
@@ -91,7 +97,9 @@ class Deletions(Connection):
             return audit.DeletionAudit(
                 deleted_rows=0, stale_versions=0, old_versions=0, marked=False
             )
-        return self._on_latest(table, lambda t: audit.audit(t.to_lance()))
+        found = self._on_latest(table, lambda t: audit.audit(t.to_lance()))
+        side = self._carried_audit(bank_id)
+        return found if side is None else audit.combined(found, side)
 
     def delete_final(
         self,

@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory.errors import StorageError
 from memory.models import Entry
 from memory.store import (
+    carried,
     duplicates,
     filters,
     indices,
@@ -33,6 +35,7 @@ from memory.store import (
     unique,
 )
 from memory.store.api_keys import KeyTable
+from memory.store.carried_table import CarriedTables
 from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
 from memory.store.lab_runs import LabRunsStore
@@ -59,7 +62,7 @@ def entries_table_name(bank_id: str) -> str:
     return f"entries_{bank_id}"
 
 
-class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
+class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, KeyTable):
     """The bank registry, the per-bank entries tables, the saved lab runs and the API keys in
     one LanceDB database.
 
@@ -135,6 +138,7 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         self._tables.pop(name, None)
         if name in self._table_names():
             self._db.drop_table(name)
+        self._drop_carried(bank_id)
 
     def append(
         self,
@@ -182,6 +186,8 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
     def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Append chunk rows to a bank's entries table.
 
+        Rows that carry a turn (`context_id`; the caller holds the bank's lock) keep their
+        whole document in the bank's carried table and their own part here (`carried`).
         The store derives `search_text` where the rows lack it (see `schema.index_text`),
         appends at most `tuning.segment_rows` rows at a time, and folds new rows into the
         indices once enough piled up (`segments.index_new_rows`), so index segments stay
@@ -191,10 +197,15 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         table = self._entries(bank_id)
         if table is None:  # not `or`: an empty table is falsy (len() counts its rows)
             table = self._provision(bank_id, dims)
+        side = None
+        if carried.carrying(rows) and self.carries_apart(bank_id):
+            rows, side = carried.split(rows)  # the carried text goes to its own table
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
         for start in range(0, max(data.num_rows, 1), step):
             self._append(table, data.slice(start, step))
+        if side is not None:
+            self._add_carried(bank_id, side)
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id the bank does not hold yet (stored or folded
@@ -227,6 +238,9 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         table = self._entries(bank_id)
         if table is not None:
             self._maintain(table, merge=True)
+        side = self._carried(bank_id)
+        if side is not None:
+            self._maintain_carried(side, merge=True)
 
     def upgrade_indices(self, bank_id: str) -> bool:
         """Rebuild the full-text index of a table made before it kept word positions (so
@@ -333,6 +347,9 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         table = self._entries(bank_id)
         if table is None:
             return
+        if self._carried(bank_id) is not None:
+            doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
+            self._delete_carried(bank_id, pc.unique(doomed.column(0)).to_pylist())
         try:
             found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
             if not found:
@@ -430,12 +447,19 @@ class LanceStore(Deletions, EntryReads, LabRunsStore, Registry, KeyTable):
         """
         if flt is not None:
             where = filters.conjoin(where, filters.where_of(flt))
+        apart = flt is None or flt.content is None  # the carried table keeps no content
         table = self._entries(bank_id)
         if table is None:
             return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
-        result = self._on_latest(
-            table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
-        )
+        side = self._carried(bank_id) if method == "fts" and apart else None
+        if side is not None:
+            result = self._on_latest(
+                table, lambda t: carried.search(t, side, text, where, limit, columns)
+            )
+        else:
+            result = self._on_latest(
+                table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
+            )
         return queries.with_score(result)
 
     @contextmanager
