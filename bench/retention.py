@@ -84,7 +84,7 @@ def build(
     block /= np.linalg.norm(block, axis=1, keepdims=True)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
     step = SPAN / entries
-    last: dict[str, int] | None = {} if neighbours else None
+    last: dict[str, tuple[int, datetime]] | None = {} if neighbours else None
     for start in range(0, entries, BATCH):
         count = min(BATCH, entries - start)
         created = [NOW - SPAN + step * (start + i) for i in range(count)]
@@ -131,20 +131,33 @@ def _text(number: int) -> str:
     return f"turn {number} about an order"
 
 
-def _carrying(rows: pa.Table, start: int, last: dict[str, int]) -> pa.Table:
+def _carrying(rows: pa.Table, start: int, last: dict[str, tuple[int, datetime]]) -> pa.Table:
     """Return `rows` with the writer's neighbour columns: `search_text` carrying the text of
     the previous row of the same key, `context_id` naming it (`last`: key -> row number)."""
-    texts, ids = [], []
+    texts, ids, carried_at = [], [], []
+    created = rows.column("created_at").to_pylist()
     for offset, (key, text) in enumerate(
         zip(rows.column("key").to_pylist(), rows.column("text").to_pylist(), strict=True)
     ):
         before = last.get(key)
-        last[key] = start + offset
+        last[key] = (start + offset, created[offset])
         own = f"ana: {text}"
-        texts.append(own if before is None else f"{own}{CONTEXT_SEPARATOR}{_text(before)}")
-        ids.append(None if before is None else uuid.UUID(int=before).hex)
+        if before is None:
+            texts.append(own)
+            ids.append(None)
+            carried_at.append(None)
+        else:
+            texts.append(f"{own}{CONTEXT_SEPARATOR}{_text(before[0])}")
+            ids.append(uuid.UUID(int=before[0]).hex)
+            carried_at.append(before[1])
     rows = rows.append_column("search_text", pa.array(texts, pa.string()))
-    return rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+    rows = rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+    # the carried turn's own columns, as the store's writer adds them (memory.store.carried)
+    rows = rows.append_column("carried_speaker", pa.array(["ana"] * len(ids), pa.string()))
+    rows = rows.append_column("carried_tags", pa.array([[] for _ in ids], pa.list_(pa.string())))
+    return rows.append_column(
+        "carried_created_at", pa.array(carried_at, pa.timestamp("us", tz="UTC"))
+    )
 
 
 def by_hand(table: Any, predicate: str, neighbours: bool = False) -> float:

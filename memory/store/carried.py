@@ -26,7 +26,7 @@ on `content` (not kept here) searches the entries table alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,8 +34,12 @@ import pyarrow.compute as pc
 from memory.store import filters, queries
 from memory.store.indices import FTS_COLUMN
 from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR, TIMESTAMP
+from memory.types.entry_filter import EntryFilter
 
-COLUMNS = [
+if TYPE_CHECKING:
+    from memory.store.neighbour_text import Carried
+
+COLUMNS: list[str] = [
     "entry_id",
     "key",
     "speaker",
@@ -67,8 +71,25 @@ SCHEMA = pa.schema(
         pa.field("seq", pa.int64(), nullable=False),
         pa.field(FTS_COLUMN, pa.string()),
         pa.field(CONTEXT_COLUMN, pa.string()),
+        pa.field("carried_speaker", pa.string()),
+        pa.field("carried_tags", pa.list_(pa.string())),
+        pa.field("carried_created_at", TIMESTAMP, nullable=False),
     ]
 )
+CARRIED_COLUMNS: list[str] = ["carried_speaker", "carried_tags", "carried_created_at"]
+"""The carried turn's own columns a deletion's filter tests (the same key, kind "entry")."""
+OWN_NAMES = {c: c for c in ("entry_id", "key", "speaker", "tags", "created_at", "kind")}
+OWN_NAMES["summary_of"] = "summary_of"
+CARRIED_NAMES = {
+    **OWN_NAMES,
+    "entry_id": CONTEXT_COLUMN,
+    "speaker": "carried_speaker",
+    "tags": "carried_tags",
+    "created_at": "carried_created_at",
+}
+"""A carried row's columns of the turn it carries, by entry column (its key and kind are the
+carrier's: a turn carries the turn before it in its own key, and summaries are never carried;
+`summary_of` is null for both)."""
 
 ID_LIST_MAX = 2_000
 """Deleted ids matched with one `IN (...)` filter; more are matched in Arrow over a scan."""
@@ -77,6 +98,19 @@ ID_LIST_MAX = 2_000
 def table_name(bank_id: str) -> str:
     """Return the name of a bank's carried-text table."""
     return f"carried_{bank_id}"
+
+
+def with_carried_columns(rows: pa.Table, turns: Sequence[Carried | None]) -> pa.Table:
+    """Return a conversation write's chunk rows with the columns of the turn each carries
+    (null where it carries none); the entries table does not keep them."""
+    rows = rows.append_column(
+        "carried_speaker", pa.array([t and t.speaker for t in turns], pa.string())
+    )
+    tags = pa.array([t.tags if t else None for t in turns], pa.list_(pa.string()))
+    rows = rows.append_column("carried_tags", tags)
+    return rows.append_column(
+        "carried_created_at", pa.array([t and t.created_at for t in turns], TIMESTAMP)
+    )
 
 
 def carrying(rows: pa.Table) -> bool:
@@ -91,7 +125,7 @@ def split(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     rows keep the own part of `search_text` and a null `context_id`; the carried rows are
     the chunks that carry a turn, with their whole document."""
     carrying = pc.is_valid(rows.column(CONTEXT_COLUMN))
-    side = rows.filter(carrying).select(COLUMNS).cast(SCHEMA)
+    side = rows.filter(carrying).select([*COLUMNS, *CARRIED_COLUMNS]).cast(SCHEMA)
     text = rows.column(FTS_COLUMN)
     own = pc.if_else(carrying, _own_part(text), text)
     position = rows.schema.get_field_index(FTS_COLUMN)
@@ -105,6 +139,18 @@ def _own_part(text: Any) -> Any:
     """Return each document's part before CONTEXT_SEPARATOR (all of it when it has none)."""
     parts = pc.split_pattern(text, CONTEXT_SEPARATOR, max_splits=1)
     return pc.list_element(parts, 0)
+
+
+def deleted_where(flt: EntryFilter) -> str | None:
+    """Return the predicate of the carried rows a deletion of the entries `flt` matches
+    removes: the carriers it matches and the rows carrying a turn it matches; no id list,
+    whatever the count (None: `flt` tests a column not kept here, `content`: `doomed_where`)."""
+    try:
+        own = filters.where_of(flt, OWN_NAMES) or "true"
+        carried = filters.where_of(flt, CARRIED_NAMES) or "true"
+    except KeyError:
+        return None
+    return f"({own}) OR ({carried})"
 
 
 def doomed_where(side: Any, doomed: Sequence[str]) -> str | None:

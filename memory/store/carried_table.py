@@ -4,9 +4,10 @@ the entries table (`LanceStore` mixes this in)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -18,6 +19,10 @@ from memory.store.locks import pruning
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.schema import CONTEXT_COLUMN
 from memory.types.problems import engine_text
+
+T = TypeVar("T")
+SIDE_SEGMENT_ROWS = 8_192
+"""Rows a carried table's index segment (and fragment) holds at most (see `_side_tuning`)."""
 
 
 class CarriedTables(Connection):
@@ -66,30 +71,46 @@ class CarriedTables(Connection):
             self._tables[name] = table
             with self._writing(table):
                 indices.ensure(table)
+        step = self._side_tuning.segment_rows
+        for start in range(0, rows.num_rows, step):
+            self._add_part(table, rows.slice(start, step))
+            if self._on_latest(table, lambda t: segments.needs_indexing(t, self._side_tuning)):
+                self._maintain_carried(table)
+
+    def _add_part(self, table: Any, part: pa.Table) -> None:
         with self._writing(table):
-            self._on_latest(table, lambda t: t.add(rows))
-        if self._on_latest(table, lambda t: segments.needs_indexing(t, self.tuning)):
-            self._maintain_carried(table)
+            self._on_latest(table, lambda t: t.add(part))
+
+    @property
+    def _side_tuning(self) -> segments.StoreTuning:
+        """The store's tuning with smaller segments: a deletion remaps (rewrites) the
+        full-text segments over the fragments it touches, and carried rows are small."""
+        rows = min(self.tuning.segment_rows, SIDE_SEGMENT_ROWS)
+        return replace(
+            self.tuning, segment_rows=rows, reindex_every=min(self.tuning.reindex_every, rows)
+        )
 
     def _maintain_carried(self, table: Any, *, merge: bool = False) -> None:
         try:
             with self._writing(table):
                 table.checkout_latest()
-                segments.index_new_rows(table, self.tuning, merge=merge)
+                segments.index_new_rows(table, self._side_tuning, merge=merge)
         except STORAGE_ERRORS as exc:
             if race_of(exc) is None:
                 raise StorageError(f"table maintenance failed: {engine_text(exc)}") from exc
         table.checkout_latest()
 
-    def _delete_carried(self, bank_id: str, doomed: Sequence[str]) -> None:
-        """Delete the carried rows of the entries `doomed` and the rows carrying them."""
+    def _on_carried(self, bank_id: str, action: Callable[[Any], T]) -> T | None:
+        """Run a read on the bank's carried table (None when it has none)."""
         table = self._carried(bank_id)
-        if table is None:
+        return None if table is None else self._on_latest(table, action)
+
+    def _delete_carried(self, bank_id: str, where: str | None) -> None:
+        """Delete the carried rows `where` matches (None: nothing to delete), one commit."""
+        table = self._carried(bank_id)
+        if table is None or where is None:
             return
         try:
-            where = self._on_latest(table, lambda t: carried.doomed_where(t, doomed))
-            if where is None:
-                return
             with self._writing(table):
                 self.tuning.retry.run(
                     lambda: table.delete(where), when=lost_race, reset=table.checkout_latest
@@ -106,7 +127,7 @@ class CarriedTables(Connection):
         def attempt() -> None:
             table.checkout_latest()
             with self._writing(table):
-                segments.finish_deletion(table, self.tuning)
+                segments.finish_deletion(table, self._side_tuning)
             table.checkout_latest()
             with pruning(self.uri, table.name):
                 segments.drop_old_versions(

@@ -177,6 +177,7 @@ class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, K
                 table = table.append_column(
                     CONTEXT_COLUMN, pa.array(derived.context_id, pa.string())
                 )
+                table = carried.with_carried_columns(table, derived.carried)
             if not unique:
                 self.add_rows(bank_id, table)
                 return list(written)
@@ -341,15 +342,21 @@ class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, K
             self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
         return len(set(kept["entry_id"].to_pylist()))
 
-    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
+    def drop_neighbours_of(
+        self, bank_id: str, predicate: str, flt: EntryFilter | None = None
+    ) -> None:
         """Take the turns `predicate` matches out of the index text of the rows that carry
         them (`neighbours`), so deleting them next leaves no copy; one commit when any."""
         table = self._entries(bank_id)
         if table is None:
             return
         if self._carried(bank_id) is not None:
-            doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
-            self._delete_carried(bank_id, pc.unique(doomed.column(0)).to_pylist())
+            where = None if flt is None else carried.deleted_where(flt)
+            if where is None:  # a filter the carried table cannot test: by the ids deleted
+                doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
+                ids = pc.unique(doomed.column(0)).to_pylist()
+                where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
+            self._delete_carried(bank_id, where)
         try:
             found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
             if not found:

@@ -47,6 +47,19 @@ class SearchColumns:
 
     search_text: list[str]
     context_id: list[str | None]
+    carried: list[Carried | None]
+    """The carried turn's own filter columns, per row (`memory.store.carried`)."""
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The turn a row carries: its id, last chunk's text and the columns a filter tests."""
+
+    entry_id: str
+    text: str
+    speaker: str | None
+    tags: list[str]
+    created_at: datetime
 
 
 def date_text(moment: datetime) -> str:
@@ -80,18 +93,21 @@ def search_columns(
     before = _turns_before(store, bank_id, written, split) if carry else {}
     texts: list[str] = []
     context: list[str | None] = []
+    carried: list[Carried | None] = []
     for position, (entry, chunks) in enumerate(zip(written, split, strict=True)):
         day = date_text(entry.created_at)
         previous = before.get(position)
         for index, text in enumerate(chunks):
             own = f"{day}\n{_clean(index_text(entry.speaker, text))}"
             if index == 0 and previous is not None:
-                texts.append(f"{own}{CONTEXT_SEPARATOR}{_clean(previous[1])}")
-                context.append(previous[0])
+                texts.append(f"{own}{CONTEXT_SEPARATOR}{_clean(previous.text)}")
+                context.append(previous.entry_id)
+                carried.append(previous)
             else:
                 texts.append(own)
                 context.append(None)
-    return SearchColumns(texts, context)
+                carried.append(None)
+    return SearchColumns(texts, context, carried)
 
 
 def _clean(text: str) -> str:
@@ -101,7 +117,7 @@ def _clean(text: str) -> str:
 
 def _turns_before(
     store: LanceStore, bank_id: str, written: Sequence[Entry], split: Sequence[Sequence[str]]
-) -> dict[int, tuple[str, str]]:
+) -> dict[int, Carried]:
     """Return, by position in `written`, the (entry id, text of its last chunk) of the turn
     before each new turn: the previous one of its key, in this write or stored (stored
     turns at the same time come first: they were written earlier)."""
@@ -113,20 +129,23 @@ def _turns_before(
         return {}
     latest = max(written[p].created_at for positions in by_key.values() for p in positions)
     stored = _stored_timelines(store, bank_id, sorted(by_key), latest)
-    before: dict[int, tuple[str, str]] = {}
+    before: dict[int, Carried] = {}
     for key, positions in by_key.items():
         timeline = stored.get(key)
         times = timeline.times if timeline else []
-        previous: tuple[int, str, str] | None = None  # the last new turn placed
+        previous: tuple[int, Carried] | None = None  # the last new turn placed
         for position in sorted(positions, key=lambda p: (written[p].created_at, p)):
             moment = _micros(written[position].created_at)
             older = bisect_right(times, moment)  # stored turns at or before this one
             if previous is not None and (not older or previous[0] >= times[older - 1]):
-                before[position] = previous[1:]
+                before[position] = previous[1]
             elif timeline is not None and older:
                 before[position] = timeline.turn(older - 1)
             entry = written[position]
-            previous = (moment, entry.id, split[position][-1])
+            turn = Carried(
+                entry.id, split[position][-1], entry.speaker, entry.tags, entry.created_at
+            )
+            previous = (moment, turn)
     return before
 
 
@@ -137,11 +156,14 @@ class _Timeline:
     times: list[int]
     """Microseconds since the epoch, ascending (ties in write order)."""
     rows: pa.Table
-    """entry_id and text, in the same order."""
+    """entry_id, text, speaker, tags and created_at, in the same order."""
 
-    def turn(self, index: int) -> tuple[str, str]:
-        """Return the (entry id, text) of the turn at `index`."""
-        return self.rows["entry_id"][index].as_py(), self.rows["text"][index].as_py()
+    def turn(self, index: int) -> Carried:
+        """Return the turn at `index`."""
+        row = self.rows.slice(index, 1).to_pylist()[0]
+        return Carried(
+            row["entry_id"], row["text"], row["speaker"], row["tags"] or [], row["created_at"]
+        )
 
 
 def _stored_timelines(
@@ -153,7 +175,7 @@ def _stored_timelines(
     in Arrow; only the times become Python values, a text only when it is carried."""
     table = store.scan(
         bank_id,
-        columns=["entry_id", "key", "created_at", "seq", "text"],
+        columns=["entry_id", "key", "created_at", "seq", "text", "speaker", "tags"],
         where=filters.conjoin(
             filters.one_of("key", keys),
             filters.equals("kind", "entry"),
@@ -166,7 +188,7 @@ def _stored_timelines(
     table = table.sort_by([("key", "ascending"), ("created_at", "ascending"), ("seq", "ascending")])
     runs = pc.run_end_encode(table.column("key").combine_chunks())
     times = table.column("created_at").cast(pa.int64()).to_pylist()
-    rows = table.select(["entry_id", "text"])
+    rows = table.select(["entry_id", "text", "speaker", "tags", "created_at"])
     out: dict[str, _Timeline] = {}
     start = 0
     for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
