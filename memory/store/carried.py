@@ -124,6 +124,9 @@ def split(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     """Return (entries rows, carried rows) of a conversation write's chunk rows: the entries
     rows keep the own part of `search_text` and a null `context_id`; the carried rows are
     the chunks that carry a turn, with their whole document."""
+    missing = [c for c in CARRIED_COLUMNS if c not in rows.column_names]
+    if missing:  # a deletion finds carried rows by these: they cannot be left out
+        raise ValueError(f"rows carrying a turn lack its columns {', '.join(missing)}")
     carrying = pc.is_valid(rows.column(CONTEXT_COLUMN))
     side = rows.filter(carrying).select([*COLUMNS, *CARRIED_COLUMNS]).cast(SCHEMA)
     text = rows.column(FTS_COLUMN)
