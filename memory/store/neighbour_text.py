@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -128,9 +128,13 @@ def _turns_before(
     if not by_key:
         return {}
     latest = max(written[p].created_at for positions in by_key.values() for p in positions)
-    stored = _stored_timelines(store, bank_id, sorted(by_key), latest)
+    table = store.entries_table(bank_id)
+    if table is None:
+        return {}
+    dataset = table.to_lance()  # one version for both reads (the caller holds the lock)
+    stored = _stored_timelines(dataset, sorted(by_key), latest)
     before: dict[int, Carried] = {}
-    stored_before: dict[int, str] = {}  # the stored turns carried, read whole below
+    stored_before: dict[int, int] = {}  # row ids of the stored turns carried, read below
     for key, positions in by_key.items():
         timeline = stored.get(key)
         times = timeline.times if timeline else []
@@ -141,14 +145,14 @@ def _turns_before(
             if previous is not None and (not older or previous[0] >= times[older - 1]):
                 before[position] = previous[1]
             elif timeline is not None and older:
-                stored_before[position] = timeline.ids[older - 1]
+                stored_before[position] = timeline.row_ids[older - 1]
             entry = written[position]
             turn = Carried(
                 entry.id, split[position][-1], entry.speaker, entry.tags, entry.created_at
             )
             previous = (moment, turn)
-    turns = _stored_turns(store, bank_id, sorted(set(stored_before.values())))
-    before.update({position: turns[entry_id] for position, entry_id in stored_before.items()})
+    turns = _stored_turns(dataset, sorted(set(stored_before.values())))
+    before.update({position: turns[row_id] for position, row_id in stored_before.items()})
     return before
 
 
@@ -158,51 +162,46 @@ class _Timeline:
 
     times: list[int]
     """Microseconds since the epoch, ascending (ties in write order)."""
-    ids: list[str]
-    """Their entry ids, in the same order."""
+    row_ids: list[int]
+    """Their rows' ids, in the same order."""
 
 
-def _stored_turns(store: LanceStore, bank_id: str, ids: list[str]) -> dict[str, Carried]:
-    """Return the stored turns `ids` (their last chunks), read in one filtered scan."""
-    if not ids:
+def _stored_turns(dataset: Any, row_ids: list[int]) -> dict[int, Carried]:
+    """Return the stored turns at `row_ids` (their last chunks), taken by row id."""
+    if not row_ids:
         return {}
-    rows = store.scan(
-        bank_id,
-        columns=["entry_id", "text", "speaker", "tags", "created_at"],
-        where=filters.conjoin(filters.one_of("entry_id", ids), "chunk_index = chunk_count - 1"),
-    )
+    columns = ["entry_id", "text", "speaker", "tags", "created_at"]
+    rows = dataset._take_rows(row_ids, columns=columns).to_pylist()
     return {
-        row["entry_id"]: Carried(
+        row_id: Carried(
             row["entry_id"], row["text"], row["speaker"], row["tags"] or [], row["created_at"]
         )
-        for row in rows.to_pylist()
+        for row_id, row in zip(row_ids, rows, strict=True)
     }
 
 
-def _stored_timelines(
-    store: LanceStore, bank_id: str, keys: list[str], latest: datetime
-) -> dict[str, _Timeline]:
+def _stored_timelines(dataset: Any, keys: list[str], latest: datetime) -> dict[str, _Timeline]:
     """Return the stored turns of each key up to `latest`, in order.
 
     One scan (the key index narrows it to the keys' rows) of each turn's last chunk, its
-    small columns only, sorted in Arrow; the turns carried are read whole afterwards
-    (`_stored_turns`: reading every text of the keys cost 2.5x the scan at 300k turns)."""
-    table = store.scan(
-        bank_id,
-        columns=["entry_id", "key", "created_at", "seq"],
-        where=filters.conjoin(
+    small columns and row ids only, sorted in Arrow; the turns carried are then taken by row
+    id (`_stored_turns`: reading every text of the keys cost 2.5x the scan at 300k turns)."""
+    table = dataset.to_table(
+        columns=["key", "created_at", "seq"],
+        filter=filters.conjoin(
             filters.one_of("key", keys),
             filters.equals("kind", "entry"),
             "chunk_index = chunk_count - 1",
             f"created_at <= {filters.timestamp_literal(latest)}",
         ),
+        with_row_id=True,
     )
     if not table.num_rows:
         return {}
     table = table.sort_by([("key", "ascending"), ("created_at", "ascending"), ("seq", "ascending")])
     runs = pc.run_end_encode(table.column("key").combine_chunks())
     times = table.column("created_at").cast(pa.int64()).to_pylist()
-    ids = table.column("entry_id").to_pylist()
+    ids = table.column("_rowid").to_pylist()
     out: dict[str, _Timeline] = {}
     start = 0
     for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
