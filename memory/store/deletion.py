@@ -37,10 +37,16 @@ class Deletions(Connection):
         def bank_lock(
             self, bank_id: str, *, timeout: float | None = None
         ) -> AbstractContextManager[bool]: ...
-        def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None: ...
-        def drop_neighbours_of(
-            self, bank_id: str, predicate: str, flt: EntryFilter | None = None
+        def delete_where(
+            self,
+            bank_id: str,
+            predicate: str,
+            *,
+            prune: bool = True,
+            flt: EntryFilter | None = None,
+            carried_too: bool = True,
         ) -> None: ...
+        def drop_neighbours_of(self, bank_id: str, predicate: str) -> None: ...
         def count(self, bank_id: str, where: str | None = None) -> int: ...
         def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int: ...
 
@@ -154,8 +160,8 @@ class Deletions(Connection):
                 count = self.count(bank_id, filters.conjoin(filters.HEAD_ROWS, predicate))
             self.delete_lab_copies(account, bank_id, predicate)  # saved test runs
             self.mark_deletion(bank_id, pending=True)
-            self.drop_neighbours_of(bank_id, predicate, flt)  # a turn's copy in the next one's
-            self.delete_where(bank_id, predicate, prune=False)
+            self.drop_neighbours_of(bank_id, predicate)  # a turn's copy in the next one's index
+            self.delete_where(bank_id, predicate, prune=False, flt=flt)  # and carried rows
             deleted_at = datetime.now(UTC)
             if after_delete is not None:
                 after_delete()

@@ -276,11 +276,23 @@ class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, K
                 raise StorageError(f"table maintenance failed: {why}") from exc
         table.checkout_latest()
 
-    def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
-        """Delete every chunk row matching `predicate`; prune so the rows are really gone."""
+    def delete_where(
+        self,
+        bank_id: str,
+        predicate: str,
+        *,
+        prune: bool = True,
+        flt: EntryFilter | None = None,
+        carried_too: bool = True,
+    ) -> None:
+        """Delete every chunk row matching `predicate` (the rows of `flt`, when given) and,
+        unless `carried_too` is False (copies of the same entries are appended), their
+        carried rows and the rows carrying them; prune so the rows are really gone."""
         table = self._entries(bank_id)
         if table is None:
             return
+        if carried_too and self._carried(bank_id) is not None:
+            self._delete_carried(bank_id, self._carried_where(bank_id, predicate, flt))
         try:
             with self._writing(table):
                 self.tuning.retry.run(
@@ -311,7 +323,9 @@ class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, K
         rows = self.scan(bank_id, columns=table.schema.names, where=where)
         kept, marker = duplicates.one_copy(rows)
         self.add_rows(bank_id, kept)
-        self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
+        self.delete_where(
+            bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
+        )
 
     def add_tags(self, bank_id: str, flt: EntryFilter, tags: Sequence[str]) -> int:
         """Add `tags` to every entry `flt` matches (rows written before a layout stored them,
@@ -339,24 +353,26 @@ class LanceStore(Deletions, CarriedTables, EntryReads, LabRunsStore, Registry, K
                 kept.schema.get_field_index("tags"), field, pa.array(tagged, field.type)
             )
             self.add_rows(bank_id, kept)
-            self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
+            self.delete_where(
+                bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
+            )
         return len(set(kept["entry_id"].to_pylist()))
 
-    def drop_neighbours_of(
-        self, bank_id: str, predicate: str, flt: EntryFilter | None = None
-    ) -> None:
+    def _carried_where(self, bank_id: str, predicate: str, flt: EntryFilter | None) -> str | None:
+        """Return the predicate of the carried rows a deletion of `predicate` (`flt`) takes."""
+        where = None if flt is None else carried.deleted_where(flt)
+        if where is None:  # a filter the carried table cannot test: by the ids deleted
+            doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
+            ids = pc.unique(doomed.column(0)).to_pylist()
+            where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
+        return where
+
+    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
         """Take the turns `predicate` matches out of the index text of the rows that carry
         them (`neighbours`), so deleting them next leaves no copy; one commit when any."""
         table = self._entries(bank_id)
         if table is None:
             return
-        if self._carried(bank_id) is not None:
-            where = None if flt is None else carried.deleted_where(flt)
-            if where is None:  # a filter the carried table cannot test: by the ids deleted
-                doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
-                ids = pc.unique(doomed.column(0)).to_pylist()
-                where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
-            self._delete_carried(bank_id, where)
         try:
             found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
             if not found:
