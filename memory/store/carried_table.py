@@ -86,9 +86,7 @@ class CarriedTables(Connection):
         """The store's tuning with smaller segments: a deletion remaps (rewrites) the
         full-text segments over the fragments it touches, and carried rows are small."""
         rows = min(self.tuning.segment_rows, SIDE_SEGMENT_ROWS)
-        return replace(
-            self.tuning, segment_rows=rows, reindex_every=min(self.tuning.reindex_every, rows)
-        )
+        return replace(self.tuning, segment_rows=rows)
 
     def _maintain_carried(self, table: Any, *, merge: bool = False) -> None:
         try:
