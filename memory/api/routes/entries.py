@@ -28,8 +28,13 @@ class Forgotten(BaseModel):
 
     id: str
     forgotten: bool = True
+
+
+class ForgetReceipt(Forgotten):
+    """A forget's answer over REST: the entry is unreadable; `final_at` says when nothing
+    deleted was left on disk (null: the prune runs right after this response)."""
+
     final_at: datetime | None = None
-    """When nothing deleted was left on disk; null while the prune runs after the response."""
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
@@ -65,10 +70,10 @@ def get_entry(ctx: Ctx, bank_id: str, entry_id: str) -> Entry:
 
 
 @router.delete("/entries/{entry_id}", summary="Forget an entry")
-def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, later: BackgroundTasks) -> Forgotten:
+def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, later: BackgroundTasks) -> ForgetReceipt:
     """Delete an entry for good: text, vectors, attachments and the old versions holding them.
     Answers once it is unreadable (`final_at` null); the prune runs right after the response
     (`membank verify` says when the bank is final)."""
     result = entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id, final=False))
     later.add_task(entries.finish_forget, ctx, result, quiet=True)
-    return Forgotten(id=result.entry.id, final_at=result.receipt.final_at)
+    return ForgetReceipt(id=result.entry.id, final_at=result.receipt.final_at)
