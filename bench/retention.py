@@ -19,7 +19,10 @@ With `--neighbours` every row carries the turn before it in its key (`search_tex
 `context_id`) as conversation turns do since issue 14, so membank also takes the deleted
 turns out of the rows after them; the by-hand side does the same rewrite with the same
 public calls (a scan for the carriers, one `table.update`) before its three steps.
-Target: membank at most 1.1x the baseline, for each. The last line of stdout is a JSON object.
+With `--neighbours` a third copy without carried text gets the same retention by membank
+(issue 24's must-show: carried text costs a deletion at most 1.5x). Target: membank at most
+1.1x the by-hand baseline, for each. The last line of stdout is a JSON object: `ratio` is
+membank over by hand, or with `--neighbours` membank with carried text over without.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def build(
     block /= np.linalg.norm(block, axis=1, keepdims=True)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
     step = SPAN / entries
-    last: dict[str, int] | None = {} if neighbours else None
+    last: dict[str, tuple[int, datetime]] | None = {} if neighbours else None
     for start in range(0, entries, BATCH):
         count = min(BATCH, entries - start)
         created = [NOW - SPAN + step * (start + i) for i in range(count)]
@@ -128,20 +131,33 @@ def _text(number: int) -> str:
     return f"turn {number} about an order"
 
 
-def _carrying(rows: pa.Table, start: int, last: dict[str, int]) -> pa.Table:
+def _carrying(rows: pa.Table, start: int, last: dict[str, tuple[int, datetime]]) -> pa.Table:
     """Return `rows` with the writer's neighbour columns: `search_text` carrying the text of
     the previous row of the same key, `context_id` naming it (`last`: key -> row number)."""
-    texts, ids = [], []
+    texts, ids, carried_at = [], [], []
+    created = rows.column("created_at").to_pylist()
     for offset, (key, text) in enumerate(
         zip(rows.column("key").to_pylist(), rows.column("text").to_pylist(), strict=True)
     ):
         before = last.get(key)
-        last[key] = start + offset
+        last[key] = (start + offset, created[offset])
         own = f"ana: {text}"
-        texts.append(own if before is None else f"{own}{CONTEXT_SEPARATOR}{_text(before)}")
-        ids.append(None if before is None else uuid.UUID(int=before).hex)
+        if before is None:
+            texts.append(own)
+            ids.append(None)
+            carried_at.append(None)
+        else:
+            texts.append(f"{own}{CONTEXT_SEPARATOR}{_text(before[0])}")
+            ids.append(uuid.UUID(int=before[0]).hex)
+            carried_at.append(before[1])
     rows = rows.append_column("search_text", pa.array(texts, pa.string()))
-    return rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+    rows = rows.append_column(CONTEXT_COLUMN, pa.array(ids, pa.string()))
+    # the carried turn's own columns, as the store's writer adds them (memory.store.carried)
+    rows = rows.append_column("carried_speaker", pa.array(["ana"] * len(ids), pa.string()))
+    rows = rows.append_column("carried_tags", pa.array([[] for _ in ids], pa.list_(pa.string())))
+    return rows.append_column(
+        "carried_created_at", pa.array(carried_at, pa.timestamp("us", tz="UTC"))
+    )
 
 
 def by_hand(table: Any, predicate: str, neighbours: bool = False) -> float:
@@ -223,6 +239,18 @@ def run(folder: Path, entries: int, expired: float, neighbours: bool = False) ->
     forget_seconds, forget_hand = statistics.median(mine), statistics.median(hand)
 
     ratio, forget_ratio = membank_seconds / hand_seconds, forget_seconds / forget_hand
+    plain_seconds = None
+    if neighbours:  # the same retention on a bank whose rows carry nothing
+        ctx_c = context(str(folder / "c"))
+        bank_c = build(ctx_c, entries, days, neighbours=False)
+        started = time.perf_counter()
+        plain = retention.apply_retention(ctx_c, bank_c)
+        plain_seconds = time.perf_counter() - started
+        assert plain.deleted == result.deleted
+        print(
+            f"membank retention on the same bank without carried text: {plain_seconds:.3f} s; "
+            f"with carried text {membank_seconds / plain_seconds:.2f}x (target <= 1.5x)"
+        )
     print(f"membank retention: {result.deleted:,} deleted in {membank_seconds:.3f} s (final)")
     print(f"by hand (delete + compact_files + cleanup_old_versions): {hand_seconds:.3f} s")
     print(f"ratio {ratio:.2f}x (target <= 1.1x)")
@@ -231,12 +259,16 @@ def run(folder: Path, entries: int, expired: float, neighbours: bool = False) ->
         f" membank {forget_seconds:.3f} s, by hand {forget_hand:.3f} s,"
         f" ratio {forget_ratio:.2f}x (target <= 1.1x)"
     )
+    over_plain = None if plain_seconds is None else membank_seconds / plain_seconds
     return {
         "entries": entries,
+        "neighbours": neighbours,
         "deleted": result.deleted,
         "membank_seconds": round(membank_seconds, 3),
         "by_hand_seconds": round(hand_seconds, 3),
-        "ratio": round(ratio, 2),
+        "by_hand_ratio": round(ratio, 2),
+        "plain_seconds": None if plain_seconds is None else round(plain_seconds, 3),
+        "ratio": round(ratio if over_plain is None else over_plain, 2),
         "forget_seconds": round(forget_seconds, 3),
         "forget_by_hand_seconds": round(forget_hand, 3),
         "forget_ratio": round(forget_ratio, 2),

@@ -55,6 +55,10 @@ class BankHealth(BaseModel):
     """Old table versions kept (clean ones too: writes keep them for 7 days)."""
     stale_segments: int = 0
     """Index segments still holding keys and words of a fragment a delete removed whole."""
+    pending_since: datetime | None = None
+    """When the deletion that is not final yet was made (None: final, or not recorded). A
+    forget answers before its prune, which runs right after it; a crash leaves it to the next
+    write, sweep or `membank maintain`."""
     stored: Counters | None = None
     derived: Counters | None = None
     problems: list[str] = Field(default_factory=list)
@@ -145,6 +149,7 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
             "stale_versions": found.stale_versions,
             "old_versions": found.old_versions,
             "stale_segments": found.stale_segments,
+            "pending_since": found.pending_since,
         }
     )
     problems: list[str] = []
@@ -154,6 +159,11 @@ def verify_bank(ctx: Context, bank: Bank) -> BankHealth:
         problems.append(
             f"{len(twice)} entry ids are stored more than once: {shown} "
             f"(`membank maintain {bank.name}` keeps one copy of each)"
+        )
+    if found.pending_since is not None:
+        problems.append(
+            f"a deletion made at {_when(found.pending_since)} is not final yet: its prune is "
+            f"running, or is due (the next write, sweep or `membank maintain {bank.name}`)"
         )
     if found.deleted_rows:
         problems.append(f"{found.deleted_rows} deleted rows are still in the data files")

@@ -106,7 +106,7 @@ def test_full_text_search_knows_who_said_it(ctx: Context, conv: Bank) -> None:
     assert hits[0].entry.id == melanie.id
     # the speaker is only indexed: content, chunk text and reads stay the turn's own words
     assert hits[0].entry.content == hits[0].chunk_text == "I went to a pottery class yesterday"
-    stored = ctx.store.scan(conv.id, columns=["text", "search_text"]).to_pylist()
+    stored = ctx.store.index_documents(conv.id).to_pylist()  # type: ignore[attr-defined]
     assert {r["search_text"] for r in stored} == {
         "1 November 2026\nCaroline: I went to a support group yesterday",
         "1 November 2026\nMelanie: I went to a pottery class yesterday"

@@ -40,7 +40,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
 
 
 def _index_rows(ctx: Context, bank: Bank) -> dict[str, tuple[str, str | None]]:
-    table = ctx.store.scan(bank.id, columns=["text", "search_text", "context_id"])
+    table = ctx.store.index_documents(bank.id)  # type: ignore[attr-defined]
     return {row["text"]: (row["search_text"], row["context_id"]) for row in table.to_pylist()}
 
 
@@ -211,3 +211,37 @@ def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatc
     assert Settings().neighbour_index is True
     monkeypatch.setenv("MEMBANK_NEIGHBOUR_INDEX", "0")
     assert Settings().neighbour_index is False
+
+
+def test_a_table_carrying_text_in_its_rows_keeps_its_layout_and_deletes_for_good(
+    ctx: Context, conv: Bank, tmp_path: Path
+) -> None:
+    """A bank made before issue 24 carries the turn before in its entries table's rows: it
+    keeps doing so (no carried table), its turns are found by their neighbour's words, and
+    forgetting the carried turn still takes its words out of the carrier's row."""
+    entries.write(ctx, conv, [_said("Ann", "First words.")])  # the table and its indices
+    table = ctx.store.entries_table(conv.id)
+    assert table is not None
+    old = table.to_lance().to_table().to_pylist()[0]  # a row the old writer made
+    asked_id = "a" * 32
+    table.add(
+        [
+            {**old, "entry_id": asked_id, "text": ASK, "content": ASK, "seq": old["seq"] + 1},
+            {
+                **old,
+                "entry_id": "b" * 32,
+                "text": ANSWER,
+                "content": ANSWER,
+                "seq": old["seq"] + 2,
+                "search_text": f"1 November 2026\nBob: {ANSWER}{CONTEXT_SEPARATOR}{ASK}",
+                "context_id": asked_id,
+            },
+        ]
+    )
+    entries.write(ctx, conv, [_said("Cy", "Later words.")])
+    assert ctx.store.carried_table(conv.id) is None  # type: ignore[attr-defined]
+    assert _fts(ctx, conv, "quokka")[-1] == ANSWER  # found by the words it carries
+    assert _files_containing(tmp_path / "db", b"quokka")  # positive control
+    forget(ctx, conv, asked_id)
+    assert _fts(ctx, conv, "quokka") == []
+    assert _files_containing(tmp_path / "db", b"quokka") == []

@@ -312,6 +312,8 @@ def test_verify_reports_index_segments_that_still_hold_a_deleted_fragment(
     _delete_unpruned(ctx, bank, needle)  # drops the secret's fragment from the manifest
     table.checkout_latest()
     table.to_lance().cleanup_old_versions(older_than=timedelta(0))  # versions: gone
+    side = ctx.store.carried_table(bank.id)  # and those of the carried text's table
+    side.to_lance().cleanup_old_versions(older_than=timedelta(0))
     ctx.store.mark_deletion(bank.id, pending=False)  # and no mark left to tell
 
     code, out, err = _cli(data, "verify", "chat", "--json")
@@ -372,4 +374,50 @@ def test_a_duplicate_repair_stopped_after_its_append_loses_nothing(
     assert _cli(data, "verify", "chat")[0] == 1
     assert _cli(data, "maintain", "chat")[0] == 0
     assert {e.id: e.content for e in entries.read(local, bank)} == stored
+    assert _cli(data, "verify", "chat")[0] == 0
+
+
+def test_a_forget_answers_once_the_entry_is_unreadable_and_verify_says_when_it_is_final(
+    local: Context, data: str
+) -> None:
+    """`final=False`: every read path has lost the entry when forget returns, the files still
+    hold it and verify says since when; `finish_forget` makes it final and says when."""
+    from memory.models import SearchQuery
+    from memory.ops import entries as entry_ops
+
+    needle = "qxfastforgetneedle"
+    bank = _with_secret(local, "chat", needle)
+    gone = _secret_id(local, bank, needle)
+
+    result = entry_ops.forget(local, entry_ops.ForgetRequest("chat", gone, final=False))
+
+    assert result.entry.id == gone and result.receipt.entries == 1
+    assert result.receipt.deleted_at is not None and result.receipt.final_at is None
+    with pytest.raises(NotFound):
+        entries.get_entry(local, bank, gone)
+    assert needle not in " ".join(e.content for e in entries.load(local, bank, "k"))
+    hits = entry_ops.search(local, entry_ops.SearchRequest("chat", SearchQuery(text=needle)))
+    assert gone not in [hit.id for hit in hits.hits]
+    assert _files_containing(Path(data), needle.encode())  # not final yet
+    health = verify.verify_bank(local, bank)
+    since = health.pending_since  # the mark, set just before the delete commit
+    assert not health.clean and since is not None and since <= result.receipt.deleted_at
+    assert any("not final yet" in problem for problem in health.problems)
+
+    final = entry_ops.finish_forget(local, result)
+
+    assert final.final_at is not None and final.final_at >= final.deleted_at  # type: ignore[operator]
+    assert _files_containing(Path(data), needle.encode()) == []
+    health = verify.verify_bank(local, bank)
+    assert health.clean and health.pending_since is None
+
+
+def test_the_cli_forget_prints_before_the_prune_and_leaves_the_bank_final(
+    local: Context, data: str
+) -> None:
+    needle = "qxcliforgetneedle"
+    bank = _with_secret(local, "chat", needle)
+    code, out, err = _cli(data, "forget", "chat", _secret_id(local, bank, needle), "--json")
+    assert (code, err) == (0, "") and "forgotten" in json.loads(out)
+    assert _files_containing(Path(data), needle.encode()) == []
     assert _cli(data, "verify", "chat")[0] == 0

@@ -222,9 +222,21 @@ def test_built_entries_are_ordinary_entries(ctx: Context) -> None:
 
 
 def _stored(ctx: Context, bank: Bank) -> list[dict[str, Any]]:
-    columns = [*ENTRY_COLUMNS, "search_text", "context_id"]
-    table = ctx.store.scan(bank.id, columns=columns)
-    return sorted(table.to_pylist(), key=lambda r: (r["seq"], r["chunk_index"]))
+    table = ctx.store.scan(bank.id, columns=ENTRY_COLUMNS)
+    docs = {  # what the full-text index sees, carried text included (store.carried)
+        (d["entry_id"], d["chunk_index"]): d
+        for d in ctx.store.index_documents(bank.id).to_pylist()  # type: ignore[attr-defined]
+    }
+    rows = [
+        {
+            **r,
+            **{
+                c: docs[(r["entry_id"], r["chunk_index"])][c] for c in ("search_text", "context_id")
+            },
+        }
+        for r in table.to_pylist()
+    ]
+    return sorted(rows, key=lambda r: (r["seq"], r["chunk_index"]))
 
 
 def test_mixed_batch_rows(ctx: Context) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from memory.cli.args import (
@@ -149,12 +150,14 @@ def _load(args: argparse.Namespace) -> int:
 def _forget(args: argparse.Namespace) -> int:
     from memory.ops import entries
 
-    request = entries.ForgetRequest(bank=args.bank, entry_id=args.entry_id)
-    entry = entries.forget(context(args), request).entry
+    ctx = context(args)  # answer once the entry is unreadable, then prune before exiting
+    result = entries.forget(ctx, entries.ForgetRequest(args.bank, args.entry_id, final=False))
     if args.json:
-        emit_json({"forgotten": entry.id})
+        emit_json({"forgotten": result.entry.id})
     else:
-        say(f"forgot {entry.id}: its text, vectors and old versions are gone")
+        say(f"forgot {result.entry.id}: its text, vectors and old versions are gone")
+    sys.stdout.flush()
+    entries.finish_forget(ctx, result)
     return 0
 
 

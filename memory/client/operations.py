@@ -16,7 +16,7 @@ from memory.accounts.keys import ApiKey, CreatedKey
 from memory.agents.memories import Memory, RecalledMemory
 from memory.agents.wipe import WipeReceipt
 from memory.api.routes.assistant import AcceptRequest, ConfigForBank, ConfigRequest
-from memory.api.routes.entries import Forgotten, SearchResults
+from memory.api.routes.entries import ForgetReceipt, SearchResults
 from memory.api.routes.layers import EndConversation, Recalled, RecallRequest, RememberRequest
 from memory.api.schemas import (
     EXPORTS_PATH,
@@ -229,10 +229,10 @@ def entries_get(bank_id: str, entry_id: str) -> Call[Entry]:
     return Call("GET", _bank(bank_id, f"/entries/{seg(entry_id)}"), Entry.model_validate)
 
 
-def entries_forget(bank_id: str, entry_id: str) -> Call[Forgotten]:
+def entries_forget(bank_id: str, entry_id: str) -> Call[ForgetReceipt]:
     """Delete an entry for good: text, vectors, attachments and the old versions holding them."""
     path = _bank(bank_id, f"/entries/{seg(entry_id)}")
-    return Call("DELETE", path, Forgotten.model_validate, write=True)
+    return Call("DELETE", path, ForgetReceipt.model_validate, write=True)
 
 
 def search(

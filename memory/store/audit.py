@@ -12,13 +12,15 @@ appends, deletes, compaction and index commits only; the last two keep every liv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from memory.store.indices import FTS_INDEX, KEY_INDEX
 from memory.store.segments import stale_segments
 
 PRUNE_DUE = "membank.prune_due"
-"""Config key of an entries table whose last deletion may not be pruned yet."""
+"""Config key of an entries table whose last deletion may not be pruned yet; its value is
+when the deletion was marked (ISO 8601; "1" in tables marked before the time was kept)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,13 @@ class DeletionAudit:
     """A deletion marked its prune as due and no finishing pass has cleared the mark yet."""
     stale_segments: int = 0
     """Index segments that still list a fragment a delete removed whole (its keys and words)."""
+    marked_at: datetime | None = None
+    """When the marked deletion was marked (None: no mark, or one from before times were kept)."""
+
+    @property
+    def pending_since(self) -> datetime | None:
+        """When the deletion that is not final yet began (None when final, or not known)."""
+        return None if self.final else self.marked_at
 
     @property
     def final(self) -> bool:
@@ -45,7 +54,7 @@ class DeletionAudit:
 def mark(dataset: Any, *, pending: bool) -> None:
     """Set or clear the "prune due" mark in the table's config (one small commit)."""
     if pending:
-        dataset.update_config({PRUNE_DUE: "1"})
+        dataset.update_config({PRUNE_DUE: datetime.now(UTC).isoformat()})
     elif PRUNE_DUE in dataset.config():
         dataset.delete_config_keys([PRUNE_DUE])
 
@@ -77,10 +86,33 @@ def audit(dataset: Any) -> DeletionAudit:
         old_versions=max(len(versions) - 1, 0),
         marked=PRUNE_DUE in dataset.config(),
         stale_segments=segments,
+        marked_at=marked_at(dataset),
     )
+
+
+def marked_at(dataset: Any) -> datetime | None:
+    """Return when the table's deletion was marked (None: unmarked, or no time recorded)."""
+    value = dataset.config().get(PRUNE_DUE)
+    try:
+        return None if value is None else datetime.fromisoformat(value)
+    except ValueError:  # "1": marked before the time was kept
+        return None
 
 
 def _meta(version: dict[str, Any], name: str) -> int | None:
     """Return a count from a version's manifest summary (None when Lance did not record it)."""
     value = version.get("metadata", {}).get(name)
     return None if value is None else int(value)
+
+
+def combined(entries: DeletionAudit, side: DeletionAudit) -> DeletionAudit:
+    """Return the audit of a bank's entries table with its carried-text table's added (the
+    mark lives on the entries table)."""
+    return DeletionAudit(
+        deleted_rows=entries.deleted_rows + side.deleted_rows,
+        stale_versions=entries.stale_versions + side.stale_versions,
+        old_versions=entries.old_versions,
+        marked=entries.marked,
+        stale_segments=entries.stale_segments + side.stale_segments,
+        marked_at=entries.marked_at,
+    )

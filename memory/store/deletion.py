@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import StorageError
@@ -29,11 +30,22 @@ class Deletions(Connection):
 
         def _entries(self, bank_id: str) -> Any | None: ...
         def _prune_table(self, table: Any) -> None: ...
+        def _prune_carried(self, bank_id: str) -> None: ...
+        def _carried_holds_deleted(self, bank_id: str) -> bool: ...
+        def _carried_audit(self, bank_id: str) -> audit.DeletionAudit | None: ...
         def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int: ...
         def bank_lock(
             self, bank_id: str, *, timeout: float | None = None
         ) -> AbstractContextManager[bool]: ...
-        def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None: ...
+        def delete_where(
+            self,
+            bank_id: str,
+            predicate: str,
+            *,
+            prune: bool = True,
+            flt: EntryFilter | None = None,
+            carried_too: bool = True,
+        ) -> None: ...
         def drop_neighbours_of(self, bank_id: str, predicate: str) -> None: ...
         def count(self, bank_id: str, where: str | None = None) -> int: ...
         def count_entries(self, bank_id: str, flt: EntryFilter | None = None) -> int: ...
@@ -43,6 +55,7 @@ class Deletions(Connection):
         table = self._entries(bank_id)
         if table is not None:
             self._prune_table(table)
+        self._prune_carried(bank_id)
 
     def has_deleted_rows(self, bank_id: str) -> bool:
         """Return True when deleted rows still sit in the table's data or index files (a prune
@@ -50,7 +63,9 @@ class Deletions(Connection):
         table = self._entries(bank_id)
         if table is None:
             return False
-        return bool(self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())))
+        if self._on_latest(table, lambda t: segments.holds_deleted(t.to_lance())):
+            return True
+        return self._carried_holds_deleted(bank_id)
 
     # deletions whose prune is due (memory.purge finishes them; see `audit`) --------------
 
@@ -90,7 +105,9 @@ class Deletions(Connection):
             return audit.DeletionAudit(
                 deleted_rows=0, stale_versions=0, old_versions=0, marked=False
             )
-        return self._on_latest(table, lambda t: audit.audit(t.to_lance()))
+        found = self._on_latest(table, lambda t: audit.audit(t.to_lance()))
+        side = self._carried_audit(bank_id)
+        return found if side is None else audit.combined(found, side)
 
     def delete_final(
         self,
@@ -144,20 +161,19 @@ class Deletions(Connection):
             self.delete_lab_copies(account, bank_id, predicate)  # saved test runs
             self.mark_deletion(bank_id, pending=True)
             self.drop_neighbours_of(bank_id, predicate)  # a turn's copy in the next one's index
-            self.delete_where(bank_id, predicate, prune=False)
+            self.delete_where(bank_id, predicate, prune=False, flt=flt)  # and carried rows
+            deleted_at = datetime.now(UTC)
             if after_delete is not None:
                 after_delete()
             if not prune_now:
-                return DeletionReceipt(entries=count, pruned=False)
-            failure = self._prune_error(bank_id)
-            return DeletionReceipt(entries=count, pruned=failure is None, prune_error=failure)
+                return DeletionReceipt(entries=count, pruned=False, deleted_at=deleted_at)
+            return self._pruned(bank_id, entries=count, deleted_at=deleted_at)
 
     def prune_bank(self, bank_id: str) -> DeletionReceipt:
         """Prune a bank's table under its lock (after `delete_final(..., prune_now=False)`);
         the receipt says whether the prune finished (`entries` is 0)."""
         with locks.bank_lock(self.uri, bank_id, timeout=None):
-            failure = self._prune_error(bank_id)
-        return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+            return self._pruned(bank_id)
 
     def finish_deletion(
         self, bank_id: str, *, wait: float | None = None, full: bool = False
@@ -177,11 +193,23 @@ class Deletions(Connection):
                 return None
             found = self.deletion_audit(bank_id)
             if not found.final:  # the mark stays: clearing it now would leave a second version
-                failure = self._prune_error(bank_id)
-                return DeletionReceipt(entries=0, pruned=failure is None, prune_error=failure)
+                return self._pruned(bank_id, deleted_at=found.marked_at)
             if found.marked:  # checked final: the next write need not look again
                 self.mark_deletion(bank_id, pending=False)
             return None
+
+    def _pruned(
+        self, bank_id: str, *, entries: int = 0, deleted_at: datetime | None = None
+    ) -> DeletionReceipt:
+        """Prune (the caller holds the bank's lock); the receipt says when it became final."""
+        failure = self._prune_error(bank_id)
+        return DeletionReceipt(
+            entries=entries,
+            pruned=failure is None,
+            prune_error=failure,
+            deleted_at=deleted_at,
+            final_at=datetime.now(UTC) if failure is None else None,
+        )
 
     def _prune_error(self, bank_id: str) -> str | None:
         try:

@@ -6,7 +6,7 @@ literal `'x'' OR ''1''=''1'` and matches only the partition literally named that
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from memory.errors import InvalidInput
@@ -60,21 +60,24 @@ def entry_filter(
     since: datetime | None = None,
     until: datetime | None = None,
     kind: str | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Return the AND of the given entry filters, or None when there are none."""
+    """Return the AND of the given entry filters, or None when there are none (`names`:
+    other columns to test in place of the entry's own, `carried.CARRIED_NAMES`)."""
+    name = (names or {}).get
     parts: list[str] = []
     if key is not None:
-        parts.append(equals("key", key))
+        parts.append(equals(name("key", "key"), key))
     if speaker is not None:
-        parts.append(equals("speaker", speaker))
+        parts.append(equals(name("speaker", "speaker"), speaker))
     if tags:
-        parts.append(f"array_has_all(tags, {list_literal(tags)})")
+        parts.append(f"array_has_all({name('tags', 'tags')}, {list_literal(tags)})")
     if since is not None:
-        parts.append(f"created_at >= {timestamp_literal(since)}")
+        parts.append(f"{name('created_at', 'created_at')} >= {timestamp_literal(since)}")
     if until is not None:
-        parts.append(f"created_at < {timestamp_literal(until)}")
+        parts.append(f"{name('created_at', 'created_at')} < {timestamp_literal(until)}")
     if kind is not None:
-        parts.append(equals("kind", kind))
+        parts.append(equals(name("kind", "kind"), kind))
     return " AND ".join(f"({p})" for p in parts) if parts else None
 
 
@@ -88,36 +91,48 @@ HEAD_ROWS = "chunk_index = 0"
 """One row per entry: its first chunk, which carries the entry's whole `content`."""
 
 
-def where_of(flt: EntryFilter | None) -> str | None:
+def where_of(flt: EntryFilter | None, names: Mapping[str, str] | None = None) -> str | None:
     """Return the escaped predicate of an entry filter over chunk rows (None: every row).
 
     The predicate matches every chunk row of a matching entry (entry-level columns repeat on
     each chunk), except `content`, which only the first chunk row holds; add HEAD_ROWS
-    (`heads_of`) for one row per entry.
+    (`heads_of`) for one row per entry. With `names`, the filter tests those columns in place
+    of the entry's own (a carried row's columns of the turn it carries).
+
+    Raises:
+        KeyError: `names` lacks a column the filter tests (`content`, `summary_of`).
     """
     if flt is None:
         return None
     if flt.matches_nothing:
         return "false"
+    name = (lambda column: names[column]) if names is not None else (lambda column: column)
     parts: list[str | None] = [
         entry_filter(
-            tags=flt.tags, speaker=flt.speaker, since=flt.since, until=flt.until, kind=flt.kind
+            tags=flt.tags,
+            speaker=flt.speaker,
+            since=flt.since,
+            until=flt.until,
+            kind=flt.kind,
+            names=names,
         )
     ]
     if flt.ids is not None:
-        parts.append(one_of("entry_id", flt.ids))
+        parts.append(one_of(name("entry_id"), flt.ids))
     if flt.keys is not None:
-        parts.append(one_of("key", flt.keys))
+        parts.append(one_of(name("key"), flt.keys))
     if flt.any_tag:
-        parts.append(" OR ".join(f"array_has(tags, {literal(tag)})" for tag in flt.any_tag))
+        tags = name("tags")
+        parts.append(" OR ".join(f"array_has({tags}, {literal(tag)})" for tag in flt.any_tag))
     if flt.content is not None:
-        parts.append(equals("content", flt.content))
+        parts.append(equals(name("content"), flt.content))
     if flt.summarizes_any:
         parts.append(
-            f"kind = 'summary' AND array_has_any(summary_of, {list_literal(flt.summarizes_any)})"
+            f"{name('kind')} = 'summary' AND "
+            f"array_has_any({name('summary_of')}, {list_literal(flt.summarizes_any)})"
         )
     if flt.any_of:
-        alternatives = [where_of(alt) or "true" for alt in flt.any_of]
+        alternatives = [where_of(alt, names) or "true" for alt in flt.any_of]
         parts.append(" OR ".join(f"({alt})" for alt in alternatives))
     return conjoin(*parts)
 

@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory.errors import StorageError
 from memory.models import Entry
 from memory.store import (
+    carried,
     duplicates,
     filters,
     indices,
@@ -34,6 +36,7 @@ from memory.store import (
 )
 from memory.store.api_keys import KeyTable
 from memory.store.audit_log import AuditLogTable
+from memory.store.carried_table import CarriedTables
 from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
 from memory.store.idempotency import IdempotencyTable
@@ -64,6 +67,7 @@ def entries_table_name(bank_id: str) -> str:
 
 class LanceStore(
     Deletions,
+    CarriedTables,
     EntryReads,
     EntryPages,
     LabRunsStore,
@@ -147,6 +151,7 @@ class LanceStore(
         self._tables.pop(name, None)
         if name in self._table_names():
             self._db.drop_table(name)
+        self._drop_carried(bank_id)
 
     def append(
         self,
@@ -185,6 +190,7 @@ class LanceStore(
                 table = table.append_column(
                     CONTEXT_COLUMN, pa.array(derived.context_id, pa.string())
                 )
+                table = carried.with_carried_columns(table, derived.carried)
             if not unique:
                 self.add_rows(bank_id, table)
                 return list(written)
@@ -194,6 +200,8 @@ class LanceStore(
     def add_rows(self, bank_id: str, rows: pa.Table) -> None:
         """Append chunk rows to a bank's entries table.
 
+        Rows that carry a turn (`context_id`; the caller holds the bank's lock) keep their
+        whole document in the bank's carried table and their own part here (`carried`).
         The store derives `search_text` where the rows lack it (see `schema.index_text`),
         appends at most `tuning.segment_rows` rows at a time, and folds new rows into the
         indices once enough piled up (`segments.index_new_rows`), so index segments stay
@@ -203,10 +211,15 @@ class LanceStore(
         table = self._entries(bank_id)
         if table is None:  # not `or`: an empty table is falsy (len() counts its rows)
             table = self._provision(bank_id, dims)
+        side = None
+        if carried.carrying(rows) and self.carries_apart(bank_id):
+            rows, side = carried.split(rows)  # the carried text goes to its own table
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
         for start in range(0, max(data.num_rows, 1), step):
             self._append(table, data.slice(start, step))
+        if side is not None:
+            self._add_carried(bank_id, side)
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id the bank does not hold yet (stored or folded
@@ -239,6 +252,9 @@ class LanceStore(
         table = self._entries(bank_id)
         if table is not None:
             self._maintain(table, merge=True)
+        side = self._carried(bank_id)
+        if side is not None:
+            self._maintain_carried(side, merge=True)
 
     def upgrade_indices(self, bank_id: str) -> bool:
         """Rebuild the full-text index of a table made before it kept word positions (so
@@ -273,11 +289,23 @@ class LanceStore(
                 raise StorageError(f"table maintenance failed: {why}") from exc
         table.checkout_latest()
 
-    def delete_where(self, bank_id: str, predicate: str, *, prune: bool = True) -> None:
-        """Delete every chunk row matching `predicate`; prune so the rows are really gone."""
+    def delete_where(
+        self,
+        bank_id: str,
+        predicate: str,
+        *,
+        prune: bool = True,
+        flt: EntryFilter | None = None,
+        carried_too: bool = True,
+    ) -> None:
+        """Delete every chunk row matching `predicate` (the rows of `flt`, when given) and,
+        unless `carried_too` is False (copies of the same entries are appended), their
+        carried rows and the rows carrying them; prune so the rows are really gone."""
         table = self._entries(bank_id)
         if table is None:
             return
+        if carried_too and self._carried(bank_id) is not None:
+            self._delete_carried(bank_id, self._carried_where(bank_id, predicate, flt))
         try:
             with self._writing(table):
                 self.tuning.retry.run(
@@ -308,7 +336,9 @@ class LanceStore(
         rows = self.scan(bank_id, columns=table.schema.names, where=where)
         kept, marker = duplicates.one_copy(rows)
         self.add_rows(bank_id, kept)
-        self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
+        self.delete_where(
+            bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
+        )
 
     def add_tags(self, bank_id: str, flt: EntryFilter, tags: Sequence[str]) -> int:
         """Add `tags` to every entry `flt` matches (rows written before a layout stored them,
@@ -336,8 +366,19 @@ class LanceStore(
                 kept.schema.get_field_index("tags"), field, pa.array(tagged, field.type)
             )
             self.add_rows(bank_id, kept)
-            self.delete_where(bank_id, f"({where}) AND seq < {int(marker)}", prune=True)
+            self.delete_where(
+                bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
+            )
         return len(set(kept["entry_id"].to_pylist()))
+
+    def _carried_where(self, bank_id: str, predicate: str, flt: EntryFilter | None) -> str | None:
+        """Return the predicate of the carried rows a deletion of `predicate` (`flt`) takes."""
+        where = None if flt is None else carried.deleted_where(flt)
+        if where is None:  # a filter the carried table cannot test: by the ids deleted
+            doomed = self.scan(bank_id, columns=["entry_id"], where=predicate)
+            ids = pc.unique(doomed.column(0)).to_pylist()
+            where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
+        return where
 
     def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
         """Take the turns `predicate` matches out of the index text of the rows that carry
@@ -442,12 +483,19 @@ class LanceStore(
         """
         if flt is not None:
             where = filters.conjoin(where, filters.where_of(flt))
+        apart = flt is None or flt.content is None  # the carried table keeps no content
         table = self._entries(bank_id)
         if table is None:
             return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
-        result = self._on_latest(
-            table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
-        )
+        side = self._carried(bank_id) if method == "fts" and apart else None
+        if side is not None:
+            result = self._on_latest(
+                table, lambda t: carried.search(t, side, text, where, limit, columns)
+            )
+        else:
+            result = self._on_latest(
+                table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
+            )
         return queries.with_score(result)
 
     @contextmanager

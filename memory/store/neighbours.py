@@ -54,6 +54,13 @@ def carriers(table: Any, predicate: str) -> list[str]:
     return sorted(found.difference(doomed))
 
 
+def carried_in(table: Any) -> bool:
+    """Return True when some row of the entries table carries a turn (a table made before
+    carried text moved to a table of its own, `memory.store.carried`)."""
+    lance = table.to_lance()
+    return CONTEXT_COLUMN in lance.schema.names and _any_carried(lance)
+
+
 def drop_carried(table: Any, entry_ids: Sequence[str]) -> None:
     """Give the rows of `entry_ids` their own index text back and a null `context_id`, in
     one commit (LanceDB rewrites those rows whole: one commit of many ids is several times

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from memory.errors import StorageError
 
@@ -21,11 +22,17 @@ class DeletionReceipt:
             failed (`prune_error`) or was deferred (`delete_final(..., prune_now=False)`).
         prune_error: why the prune failed (None: it did not fail). The deletion stays marked
             and the next write, sweep or `membank maintain` finishes it.
+        deleted_at: when the delete committed: from then on no read returns the entries
+            (None for a prune alone).
+        final_at: when the prune finished and nothing deleted was left on disk; None until
+            then (a deferred or failed prune: `membank verify` says when it is final).
     """
 
     entries: int
     pruned: bool
     prune_error: str | None = None
+    deleted_at: datetime | None = None
+    final_at: datetime | None = None
 
     @property
     def pending(self) -> bool:

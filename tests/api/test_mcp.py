@@ -167,7 +167,8 @@ def test_write_search_load_forget(server: MCPServer, ctx: Context) -> None:
     assert [h["entry"]["id"] for h in tagged] == [written["id"]]
 
     forgotten = ok(server, "forget_memory_bank_entry", {**ref, "entry_id": written["id"]})
-    assert forgotten == {"id": written["id"], "forgotten": True}
+    assert forgotten["id"] == written["id"] and forgotten["forgotten"] is True
+    assert forgotten["final_at"] is not None  # the tool answers after the prune
     thread = ok(server, "load_memory_bank_thread", {**ref, "key": "customer-1"})["data"]
     assert [e["speaker"] for e in thread] == ["Agent"]
     assert "not found" in fails(

@@ -29,6 +29,8 @@ from memory.testing import hashing_embedder
 
 VOLATILE = {"id", "bank_id", "bank", "account", "summary_id", "resource_id", "status_url"}
 VOLATILE |= {"download_url"}
+WHEN = {"final_at"}
+"""A forget over REST answers before its prune (null), the MCP tool after it (a time)."""
 CURRENT = {"Seclai-Version": "2026-08-03"}
 EXPORT = {"resource_type": "memory_bank", "resource_id": "{bank}", "filters": {"key": "c1"}}
 FACT = {"content": "Dana prefers e-mail.", "type": "preference", "tags": ["contact"]}
@@ -129,7 +131,7 @@ def normalised(value: Any) -> Any:
     """Return `value` with the fields that differ by nature replaced by a placeholder."""
     if isinstance(value, dict):
         return {
-            k: "<volatile>" if k in VOLATILE and v is not None else normalised(v)
+            k: "<volatile>" if (k in VOLATILE and v is not None) or k in WHEN else normalised(v)
             for k, v in value.items()
         }
     if isinstance(value, list):

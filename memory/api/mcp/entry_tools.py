@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
-from memory.api.routes.entries import Forgotten, SearchResults, thread_page
+from memory.api.routes.entries import ForgetReceipt, SearchResults, thread_page
 from memory.api.schemas import Page
 from memory.context import Context
 from memory.models import Entry
@@ -38,10 +38,11 @@ def get_memory_bank_entry(ctx: Context, args: EntryRef) -> Entry:
     return banks.get_entry(ctx, args.memory_bank_id, args.entry_id)
 
 
-def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> Forgotten:
-    """Delete one entry for good: its text, vectors and the old versions holding them."""
-    forgotten = entries.forget(ctx, entries.ForgetRequest(args.memory_bank_id, args.entry_id)).entry
-    return Forgotten(id=forgotten.id)
+def forget_memory_bank_entry(ctx: Context, args: ForgetEntry) -> ForgetReceipt:
+    """Delete one entry for good: its text, vectors and the old versions holding them. The
+    tool answers once the prune is done too (`final_at` set), as REST says later."""
+    result = entries.forget(ctx, entries.ForgetRequest(args.memory_bank_id, args.entry_id))
+    return ForgetReceipt(id=result.entry.id, final_at=result.receipt.final_at)
 
 
 def compact_memory_bank_now(ctx: Context, args: CompactNow) -> list[CompactionResult]:

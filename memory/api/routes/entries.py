@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Query, Request, Response
 from pydantic import BaseModel
 
 from memory.api.deps import Ctx
@@ -29,6 +30,13 @@ class Forgotten(BaseModel):
 
     id: str
     forgotten: bool = True
+
+
+class ForgetReceipt(Forgotten):
+    """A forget's answer over REST: the entry is unreadable; `final_at` says when nothing
+    deleted was left on disk (null: the prune runs right after this response)."""
+
+    final_at: datetime | None = None
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
@@ -91,8 +99,14 @@ def get_entry(ctx: Ctx, bank_id: str, entry_id: str, response: Response) -> Entr
 
 
 @router.delete("/entries/{entry_id}", summary="Forget an entry", responses=IF_MATCH_RESPONSES)
-def forget_entry(ctx: Ctx, bank_id: str, entry_id: str, request: Request) -> Forgotten:
+def forget_entry(
+    ctx: Ctx, bank_id: str, entry_id: str, request: Request, later: BackgroundTasks
+) -> ForgetReceipt:
     """Delete an entry for good: text, vectors, attachments and the old versions holding them
-    (`If-Match`: only if it is still the entry read)."""
+    (`If-Match`: only if it is still the entry read). Answers once it is unreadable
+    (`final_at` null); the prune runs right after the response (`membank verify` says when
+    the bank is final)."""
     check_if_match(request, lambda: banks.get_entry(ctx, bank_id, entry_id))
-    return Forgotten(id=entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id)).entry.id)
+    result = entries.forget(ctx, entries.ForgetRequest(bank_id, entry_id, final=False))
+    later.add_task(entries.finish_forget, ctx, result, quiet=True)
+    return ForgetReceipt(id=result.entry.id, final_at=result.receipt.final_at)
