@@ -48,12 +48,39 @@ def show_run(run: TestRun, *, title: str | None = None) -> None:
         st.caption(run.summarizer)
         box = st.container(height=320, border=True, key=f"summary_{run.id}")
         box.markdown(plain(run.summary))
+        show_following(run)
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
         entries_list(run.surviving, key=f"surviving_{run.id}")
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
+
+
+FOLLOWING_TITLE = "How the offline extractive stand-in followed the prompt"
+_MARKS = {
+    "followed": "✓",
+    "partly followed": "≈",
+    "cannot follow offline": "✗",
+    "not read offline": "–",
+}
+
+
+def show_following(run: TestRun) -> None:
+    """Show, for a run of the offline summarizer, each instruction of the prompt and
+    whether it was followed, cannot be followed offline, or is read only by an LLM."""
+    if not run.following:
+        return
+    with st.expander(FOLLOWING_TITLE, expanded=True):
+        st.caption(
+            "The offline extractive summarizer is a stand-in for an LLM: it acts on the "
+            "prompt's checkable instructions only."
+        )
+        for note in run.following:
+            mark = _MARKS[note.status]
+            st.markdown(
+                f"{mark} **{plain(note.instruction)}**: {note.status} · {plain(note.detail)}"
+            )
 
 
 def show_evaluation(evaluation: Evaluation) -> None:
@@ -105,6 +132,7 @@ def show_pair(runs: Sequence[TestRun]) -> None:
             st.caption(run.summarizer)
             box = st.container(height=220, border=True, key=f"summary_{run.id}")
             box.markdown(plain(run.summary))
+            show_following(run)
             show_evaluation(run.evaluation)
             if run.fact_diff is not None:
                 show_fact_diff(run.fact_diff)
