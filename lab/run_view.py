@@ -96,7 +96,7 @@ def show_evaluation(evaluation: Evaluation) -> None:
     for criterion in evaluation.criteria:
         row = {
             "criterion": criterion.name,
-            "score": f"{criterion.score:.2f}",
+            "score": "n/a" if criterion.error else f"{criterion.score:.2f}",
             "reason": criterion.error or criterion.reason,
         }
         if evaluation.runs > 1:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from lab import ui
-from lab.run_view import show_pair, show_run
-from memory.judge import MAX_RUNS
+from lab.run_view import show_evaluation, show_pair, show_run
+from memory.errors import InvalidInput
+from memory.judge import MAX_RUNS, OFFLINE_JUDGE
 from memory.models import BankType
 from memory.ops import banks, lab
 from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
@@ -20,6 +21,10 @@ PASTE_HELP = (
     'banks), or a JSON object such as {"key": "k1", "speaker": "ann", "content": "..."}.'
 )
 DEFAULT_PROMPT = "Summarize these entries. Keep names, numbers, dates and decisions."
+DETERMINISTIC = (
+    "The heuristic judge is deterministic: the same summary always gets the same scores, so "
+    "it runs once (several runs, with a mean and spread, are offered for an LLM judge)."
+)
 
 st.title("Test compaction")
 st.caption("Runs the compaction summarizer on entries held in memory: no bank is changed.")
@@ -76,7 +81,11 @@ with st.expander("Judge, thresholds and a second prompt"):
         ).strip()
         or None
     )
-    runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
+    if judge_model is None or judge_model == OFFLINE_JUDGE:
+        runs = 1
+        st.caption(DETERMINISTIC)
+    else:
+        runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
     max_tokens, max_turns = ui.threshold_inputs(
         "tc", bank.max_tokens if bank else None, bank.max_turns if bank else None
     )
@@ -106,6 +115,7 @@ if source is not None:
 run_col, compare_col = st.columns(2)
 if run_col.button("Run test", type="primary", disabled=source is None, key="tc_run"):
     assert source is not None
+    state.pop("tc_result", None)  # a failed run shows its error alone, not the last result
     with ui.reported(), st.status("Running the compaction test...", expanded=True) as status:
         done = lab.test_compaction(ctx, _request(prompt), progress=status.write)
         state["tc_result"] = [done]
@@ -114,6 +124,7 @@ if compare_col.button(
     "Compare with prompt B", disabled=source is None or not prompt_b.strip(), key="tc_compare"
 ):
     assert source is not None
+    state.pop("tc_result", None)
     with ui.reported(), st.status("Running both prompts...", expanded=True) as status:
         first = _request(prompt)
         other = TestOptions.model_validate({**first.options.model_dump(), "prompt": prompt_b})
@@ -126,6 +137,36 @@ if result and len(result) == 1:
     show_run(result[0], title="Result")
 elif result:
     show_pair(result)
+
+st.divider()
+st.subheader("Judge a summary you paste")
+st.caption(
+    "Scores your own summary against the source above (bank entries or pasted entries), "
+    "with the prompt above and the judge chosen above, like `membank judge`."
+)
+own = st.text_area("Your summary", height=120, key="tc_own_summary")
+if st.button("Judge this summary", disabled=not own.strip(), key="tc_judge_own"):
+    state.pop("tc_own_result", None)
+    with ui.reported():
+        if isinstance(source, BankSource):
+            ask = lab.JudgeRequest(
+                summary=own, bank=source.bank, key=source.key, prompt=prompt,
+                judge_model=judge_model, runs=runs,
+            )  # fmt: skip
+        elif isinstance(source, PastedSource):
+            ask = lab.JudgeRequest(
+                summary=own, pasted=source.text, bank_type=source.bank_type, prompt=prompt,
+                judge_model=judge_model, runs=runs,
+            )  # fmt: skip
+        else:
+            raise InvalidInput(
+                "a pasted summary is judged against bank entries or pasted entries: choose "
+                "one of those sources above"
+            )
+        state["tc_own_result"] = lab.judge(ctx, ask)
+own_result = state.get("tc_own_result")
+if own_result is not None and own.strip():
+    show_evaluation(own_result)
 
 st.divider()
 st.subheader("Saved runs")
