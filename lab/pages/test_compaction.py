@@ -7,11 +7,13 @@ import streamlit as st
 
 from lab import ui
 from lab.run_view import show_evaluation, show_pair, show_run
+from lab.suite_view import suite_section
 from memory.errors import InvalidInput
 from memory.judge import MAX_RUNS, OFFLINE_JUDGE
 from memory.models import BankType
 from memory.ops import banks, lab
 from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
+from memory.prompt_lab.suite import fingerprint
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]
@@ -139,6 +141,9 @@ elif result:
     show_pair(result)
 
 st.divider()
+suite_section(ctx, source, [p for p in (prompt, prompt_b) if p.strip()], judge_model)
+
+st.divider()
 st.subheader("Judge a summary you paste")
 st.caption(
     "Scores your own summary against the source above (bank entries or pasted entries), "
@@ -180,8 +185,16 @@ with ui.reported():
     if not saved:
         st.caption("No saved run yet.")
     else:
-        best = max(saved, key=lambda r: r.evaluation.overall)
-        st.success(f"Best prompt so far ({best.evaluation.overall:.2f}): {best.prompt}")
+        prints = {r.id: fingerprint(r.original) for r in saved}
+        shown = (result or saved)[0]
+        current = fingerprint(shown.original)
+        same = [r for r in saved if prints[r.id] == current]
+        if same:  # runs on other entries are not comparable with these
+            best = max(same, key=lambda r: r.evaluation.overall)
+            st.success(
+                f"Best prompt so far on these entries ({best.evaluation.overall:.2f}, "
+                f"{len(same)} runs, fingerprint {current}): {best.prompt}"
+            )
         names = {b.id: b.name for b in banks.list_banks(ctx)}
         st.dataframe(
             [
@@ -192,6 +205,7 @@ with ui.reported():
                     "source": r.source_label,
                     "bank": names.get(r.bank or "", "(create form)"),
                     "judge": r.evaluation.judge,
+                    "fingerprint": prints[r.id],
                 }
                 for r in saved
             ],

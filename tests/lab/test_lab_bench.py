@@ -68,3 +68,42 @@ def test_a_failed_run_shows_its_error_alone(open_page: OpenPage) -> None:
     app.button(key="tc_run").click().run()
     assert app.error
     assert not any(m.label == "Overall score" for m in app.metric)
+
+
+def test_best_prompt_ranks_only_runs_on_the_same_entries(open_page: OpenPage) -> None:
+    app = _pasted(open_page)
+    app.text_area(key="tc_prompt").input("Keep numbers.").run()
+    app.button(key="tc_run").click().run()
+    other = "ann: I moved to Porto.\nbob: Noted, your new address is saved.\nann: Thanks."
+    app.text_area(key="tc_pasted").input(other).run()
+    app.text_area(key="tc_prompt").input("Keep places.").run()
+    app.button(key="tc_run").click().run()
+    best = app.success[0].value
+    assert "Keep places." in best and "1 runs" in best  # not pooled with the other entries
+
+
+def test_a_suite_shows_the_numbers_the_cli_shows(open_page: OpenPage, ctx) -> None:  # type: ignore[no-untyped-def]
+    from memory.ops import lab
+    from memory.prompt_lab import PastedSource
+    from memory.prompt_lab.suite import SuiteRequest
+
+    app = _pasted(open_page)
+    app.number_input(key="suite_cases").set_value(1).run()
+    app.number_input(key="suite_rounds").set_value(3).run()
+    app.button(key="suite_run").click().run()
+    assert not app.error, [e.value for e in app.error]
+    request = SuiteRequest(
+        source=PastedSource(text=CHAT),
+        prompts=[app.text_area(key="tc_prompt").value],
+        cases=1,
+        rounds=3,
+        thresholds={"faithfulness": 0.8, "fact_coverage": 0.5},
+    )
+    expected = lab.run_suite(ctx, request)
+    shown = texts(app)
+    assert f"fingerprint `{expected.fingerprint}`" in shown
+    table = app.table[0].value
+    assert table["survival per round"].tolist() == [
+        " ".join(f"{v:.2f}" for v in expected.prompts[0].survival)
+    ]
+    assert table["pass rate"].tolist() == [f"{expected.prompts[0].pass_rate:.0%}"]
