@@ -40,6 +40,19 @@ ann: Thanks Bob, that works for me."""
 COPIES = 8
 """Times the sample conversations are copied (under other keys) for the statistics shot."""
 PROMPT = "Keep order numbers, dates, amounts and what was promised."
+SUPPORT_CHAT = """Dana: Hi, my order 48213 arrived damaged on March 3.
+Agent: Sorry to hear that. I can refund 120 dollars or send a replacement.
+Dana: Please send a replacement to my office in Leeds.
+Agent: Done, the replacement ships on March 5 with tracking number 99812.
+Dana: The box also had a broken hinge, which is annoying.
+Agent: I have opened a ticket about the hinge and our manager Priya will call you.
+Dana: Thanks, bye!"""
+PROMPT_A = (
+    "Summarize this support conversation history. Keep the customer's issues, what was "
+    "tried, resolutions, commitments made (with dates and numbers) and open questions. Drop "
+    "greetings and small talk."
+)
+PROMPT_B = "Write one short sentence. Drop all numbers and names."
 
 
 def free_port() -> int:
@@ -137,7 +150,7 @@ def run_pasted_test(page: Page, url: str) -> None:
     page.goto(url)
     settle(page)
     open_page(page, "Test compaction")
-    page.get_by_text("Pasted entries").click()
+    page.get_by_text("Pasted entries", exact=True).click()
     settle(page)
     page.get_by_role("textbox", name="Entries (one per line)").fill(PASTED)
     page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT)
