@@ -103,6 +103,12 @@ def show_evaluation(evaluation: Evaluation) -> None:
             row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
     st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
+    if evaluation.compression_ratio >= 1:
+        st.warning(
+            f"The summary is {evaluation.compression_ratio:.0%} of the source: the budget is at "
+            "least the source, so nothing had to be dropped and the scores say little. Lower "
+            "the max size (or run a suite, which targets 25% of the source)."
+        )
     for flag in evaluation.flags:
         st.warning(flag)
 
