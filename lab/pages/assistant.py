@@ -70,7 +70,7 @@ def show_changes(current: Bank, proposal: Proposal) -> None:
                 "changes": "yes" if now != after else "",
             }
             for name, now, after in rows
-        ]  # fmt: skip
+        ]
     )
     before, after = current.retention_days, proposal.retention_days
     if after is not None and (before is None or after < before):
