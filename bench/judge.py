@@ -25,6 +25,12 @@ facts the source contradicts). A pair agrees when the
 heuristic judge's overall score is strictly higher for the first. The target is >= 90%
 agreement over all pairs. The judge runs as a user would run it: the MiniLM embedder, the
 compaction prompt as the prompt. The last line of stdout is a JSON object.
+
+Calibration (issue 23; the cases are in bench/judge_cases.py): per case a faithful summary
+(every fact, several facts merged into one sentence from different turns), a half one and
+one with invented claims (one with a name and an amount, one with neither). Targets: the
+faithful one beats half and invented by at least 0.15 overall on every case, with no
+"misplaced" flag; a verbatim summary of repetitive log lines stays faithful.
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from judge_cases import MERGED, REPETITIVE, cases
 
 from memory.judge import evaluate
 from memory.judge.text import names
@@ -213,6 +222,66 @@ def run(data: Path, per: str, ratio: float) -> dict[str, Any]:
     }
 
 
+MARGIN = 0.15
+"""How much more the faithful summary must score than the half and the invented one."""
+
+
+def calibration() -> dict[str, Any]:
+    """Return the calibration cases' scores, gaps and false "misplaced" flags."""
+    embedder = _embedder()
+    rows = []
+    for case in cases():
+        embedder.memo.clear()
+        scored = {
+            kind: evaluate(case.source, getattr(case, kind), prompt=case.prompt, embedder=embedder)
+            for kind in ("faithful", "half", "invented")
+        }
+        overall = {kind: result.overall for kind, result in scored.items()}
+        misplaced = [f for f in scored["faithful"].flags if f.startswith(("mis", "unsupported"))]
+        rows.append(
+            {
+                "case": case.name,
+                "overall": overall,
+                "gap_half": round(overall["faithful"] - overall["half"], 4),
+                "gap_invented": round(overall["faithful"] - overall["invented"], 4),
+                "false_flags": len(misplaced),
+                "invented_flags": len(scored["invented"].flags),
+            }
+        )
+    log = evaluate(REPETITIVE, "\n".join(REPETITIVE[:4]), prompt=None, embedder=embedder)
+    merged_flags = sum(
+        len([f for f in evaluate(src, text, prompt=None, embedder=embedder).flags if "mis" in f])
+        for src, text in MERGED
+    )
+    met = not merged_flags and all(
+        r["gap_half"] >= MARGIN and r["gap_invented"] >= MARGIN and not r["false_flags"]
+        for r in rows
+    )
+    return {
+        "rows": rows,
+        "repetitive_faithfulness": log.criterion("faithfulness").score,
+        "merged_misplaced_flags": merged_flags,
+        "calibration_met": met,
+    }
+
+
+def report_calibration(figures: dict[str, Any]) -> None:
+    """Print the calibration table."""
+    print(f"{'case':<16} faithful   half  invented  gap-half  gap-invented  false-flags")
+    for row in figures["rows"]:
+        o = row["overall"]
+        print(
+            f"{row['case']:<16} {o['faithful']:>8.3f} {o['half']:>6.3f} {o['invented']:>9.3f}"
+            f"  {row['gap_half']:>8.3f}  {row['gap_invented']:>12.3f}  {row['false_flags']:>11}"
+        )
+    print(
+        f"merged-fact summaries: {figures['merged_misplaced_flags']} misplaced flags; "
+        f"verbatim summary of repetitive lines: faithfulness "
+        f"{figures['repetitive_faithfulness']:.2f}; calibration target (gaps >= {MARGIN}, "
+        f"no false flags) {'met' if figures['calibration_met'] else 'NOT met'}"
+    )
+
+
 def report(figures: dict[str, Any], *, show: int) -> None:
     """Print the per-unit table (the first `show` rows), the mean criteria, the agreement."""
     print(f"{'unit':<10} {'turns':>5} {'budget':>6}  extractive  newest  planted  agrees")
@@ -246,11 +315,21 @@ def main() -> None:
     parser.add_argument("--per", choices=["conversation", "session"], default="conversation")
     parser.add_argument("--ratio", type=float, default=0.25)
     parser.add_argument("--show", type=int, default=30, help="table rows to print")
+    parser.add_argument("--calibration-only", action="store_true", help="skip LoCoMo")
     args = parser.parse_args()
-    figures = run(args.data, args.per, args.ratio)
-    report(figures, show=args.show)
-    summary = {k: v for k, v in figures.items() if k != "rows"}
-    summary["target_met"] = figures["agreement"] >= 0.9
+    calibrated = calibration()
+    report_calibration(calibrated)
+    summary: dict[str, Any] = {
+        "calibration": calibrated["rows"],
+        "repetitive_faithfulness": calibrated["repetitive_faithfulness"],
+        "merged_misplaced_flags": calibrated["merged_misplaced_flags"],
+        "calibration_met": calibrated["calibration_met"],
+    }
+    if not args.calibration_only:
+        figures = run(args.data, args.per, args.ratio)
+        report(figures, show=args.show)
+        summary |= {k: v for k, v in figures.items() if k != "rows"}
+        summary["target_met"] = figures["agreement"] >= 0.9
     print(json.dumps(summary))
 
 

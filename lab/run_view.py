@@ -48,12 +48,39 @@ def show_run(run: TestRun, *, title: str | None = None) -> None:
         st.caption(run.summarizer)
         box = st.container(height=320, border=True, key=f"summary_{run.id}")
         box.markdown(plain(run.summary))
+        show_following(run)
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
         entries_list(run.surviving, key=f"surviving_{run.id}")
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
+
+
+FOLLOWING_TITLE = "How the offline extractive stand-in followed the prompt"
+_MARKS = {
+    "followed": "✓",
+    "partly followed": "≈",
+    "cannot follow offline": "✗",
+    "not read offline": "–",
+}
+
+
+def show_following(run: TestRun) -> None:
+    """Show, for a run of the offline summarizer, each instruction of the prompt and
+    whether it was followed, cannot be followed offline, or is read only by an LLM."""
+    if not run.following:
+        return
+    with st.expander(FOLLOWING_TITLE, expanded=True):
+        st.caption(
+            "The offline extractive summarizer is a stand-in for an LLM: it acts on the "
+            "prompt's checkable instructions only."
+        )
+        for note in run.following:
+            mark = _MARKS[note.status]
+            st.markdown(
+                f"{mark} **{plain(note.instruction)}**: {note.status} · {plain(note.detail)}"
+            )
 
 
 def show_evaluation(evaluation: Evaluation) -> None:
@@ -69,13 +96,19 @@ def show_evaluation(evaluation: Evaluation) -> None:
     for criterion in evaluation.criteria:
         row = {
             "criterion": criterion.name,
-            "score": f"{criterion.score:.2f}",
+            "score": "n/a" if criterion.error else f"{criterion.score:.2f}",
             "reason": criterion.error or criterion.reason,
         }
         if evaluation.runs > 1:
             row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
     st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
+    if evaluation.compression_ratio >= 1:
+        st.warning(
+            f"The summary is {evaluation.compression_ratio:.0%} of the source: the budget is at "
+            "least the source, so nothing had to be dropped and the scores say little. Lower "
+            "the max size (or run a suite, which targets 25% of the source)."
+        )
     for flag in evaluation.flags:
         st.warning(flag)
 
@@ -105,6 +138,7 @@ def show_pair(runs: Sequence[TestRun]) -> None:
             st.caption(run.summarizer)
             box = st.container(height=220, border=True, key=f"summary_{run.id}")
             box.markdown(plain(run.summary))
+            show_following(run)
             show_evaluation(run.evaluation)
             if run.fact_diff is not None:
                 show_fact_diff(run.fact_diff)

@@ -9,7 +9,7 @@ import streamlit as st
 from lab import ui
 from lab.run_view import plain, show_run
 from memory.assistant import Proposal
-from memory.models import BankType
+from memory.models import Bank, BankType
 from memory.ops import lab
 
 NEW, EXISTING = "A new bank", "An existing bank"
@@ -49,6 +49,37 @@ proposal: Proposal | None = state.get("as_proposal")
 message = state.pop("as_message", None)
 if message:
     st.success(message)
+
+
+def show_changes(current: Bank, proposal: Proposal) -> None:
+    """Show the bank's settings before and after Accept, and warn when retention shrinks."""
+    rows = [
+        ("compaction prompt", current.compaction_prompt, proposal.compaction_prompt),
+        ("max size (tokens)", current.max_tokens, proposal.max_tokens),
+        ("max turns", current.max_turns, proposal.max_turns),
+        ("retention", ui.retention_text(current.retention_days),
+         ui.retention_text(proposal.retention_days)),
+    ]  # fmt: skip
+    st.markdown(f"**Changes to {current.name!r} on Accept**")
+    st.table(
+        [
+            {
+                "setting": name,
+                "now": str(now or "off"),
+                "after accept": str(after or "off"),
+                "changes": "yes" if now != after else "",
+            }
+            for name, now, after in rows
+        ]
+    )
+    before, after = current.retention_days, proposal.retention_days
+    if after is not None and (before is None or after < before):
+        st.warning(
+            f"Retention shrinks from {ui.retention_text(before)} to {ui.retention_text(after)}: "
+            "older entries are deleted for good at the next retention run."
+        )
+
+
 if proposal is not None:
     st.subheader("Proposal")
     st.caption(f"Proposed by {proposal.assistant}")
@@ -63,9 +94,20 @@ if proposal is not None:
     st.markdown(f"> {plain(proposal.compaction_prompt)}")
     st.markdown("**Why**")
     st.markdown("\n".join(f"- {plain(line)}" for line in proposal.rationale))
-    target_id = state.get("as_for")
+    # Accept applies to the bank on screen now, whichever bank was selected at Propose time
+    target_id = bank.id if bank is not None else None
+    proposed_for = state.get("as_for")
+    if bank is not None:
+        if proposed_for is not None and proposed_for != bank.id:
+            st.warning(
+                f"This proposal was made for another bank; Accept applies it to the bank "
+                f"shown, {bank.name!r}."
+            )
+        show_changes(bank, proposal)
     accept_col, discard_col, test_col = st.columns(3)
-    label = "Accept (apply to the bank)" if target_id else "Accept (fill the create form)"
+    label = (
+        f"Accept (apply to {bank.name!r})" if bank is not None else "Accept (fill the create form)"
+    )
     if accept_col.button(label, type="primary", key="as_accept"):
         with ui.reported():
             if target_id:

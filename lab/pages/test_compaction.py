@@ -6,11 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from lab import ui
-from lab.run_view import show_pair, show_run
-from memory.judge import MAX_RUNS
+from lab.run_view import show_evaluation, show_pair, show_run
+from lab.suite_view import suite_section
+from memory.errors import InvalidInput
+from memory.judge import MAX_RUNS, OFFLINE_JUDGE
 from memory.models import BankType
 from memory.ops import banks, lab
 from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
+from memory.prompt_lab.suite import fingerprint
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]
@@ -20,6 +23,10 @@ PASTE_HELP = (
     'banks), or a JSON object such as {"key": "k1", "speaker": "ann", "content": "..."}.'
 )
 DEFAULT_PROMPT = "Summarize these entries. Keep names, numbers, dates and decisions."
+DETERMINISTIC = (
+    "The heuristic judge is deterministic: the same summary always gets the same scores, so "
+    "it runs once (several runs, with a mean and spread, are offered for an LLM judge)."
+)
 
 st.title("Test compaction")
 st.caption("Runs the compaction summarizer on entries held in memory: no bank is changed.")
@@ -76,7 +83,11 @@ with st.expander("Judge, thresholds and a second prompt"):
         ).strip()
         or None
     )
-    runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
+    if judge_model is None or judge_model == OFFLINE_JUDGE:
+        runs = 1
+        st.caption(DETERMINISTIC)
+    else:
+        runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
     max_tokens, max_turns = ui.threshold_inputs(
         "tc", bank.max_tokens if bank else None, bank.max_turns if bank else None
     )
@@ -106,6 +117,7 @@ if source is not None:
 run_col, compare_col = st.columns(2)
 if run_col.button("Run test", type="primary", disabled=source is None, key="tc_run"):
     assert source is not None
+    state.pop("tc_result", None)  # a failed run shows its error alone, not the last result
     with ui.reported(), st.status("Running the compaction test...", expanded=True) as status:
         done = lab.test_compaction(ctx, _request(prompt), progress=status.write)
         state["tc_result"] = [done]
@@ -114,6 +126,7 @@ if compare_col.button(
     "Compare with prompt B", disabled=source is None or not prompt_b.strip(), key="tc_compare"
 ):
     assert source is not None
+    state.pop("tc_result", None)
     with ui.reported(), st.status("Running both prompts...", expanded=True) as status:
         first = _request(prompt)
         other = TestOptions.model_validate({**first.options.model_dump(), "prompt": prompt_b})
@@ -128,6 +141,39 @@ elif result:
     show_pair(result)
 
 st.divider()
+suite_section(ctx, source, [p for p in (prompt, prompt_b) if p.strip()], judge_model)
+
+st.divider()
+st.subheader("Judge a summary you paste")
+st.caption(
+    "Scores your own summary against the source above (bank entries or pasted entries), "
+    "with the prompt above and the judge chosen above, like `membank judge`."
+)
+own = st.text_area("Your summary", height=120, key="tc_own_summary")
+if st.button("Judge this summary", disabled=not own.strip(), key="tc_judge_own"):
+    state.pop("tc_own_result", None)
+    with ui.reported():
+        if isinstance(source, BankSource):
+            ask = lab.JudgeRequest(
+                summary=own, bank=source.bank, key=source.key, prompt=prompt,
+                judge_model=judge_model, runs=runs,
+            )  # fmt: skip
+        elif isinstance(source, PastedSource):
+            ask = lab.JudgeRequest(
+                summary=own, pasted=source.text, bank_type=source.bank_type, prompt=prompt,
+                judge_model=judge_model, runs=runs,
+            )  # fmt: skip
+        else:
+            raise InvalidInput(
+                "a pasted summary is judged against bank entries or pasted entries: choose "
+                "one of those sources above"
+            )
+        state["tc_own_result"] = lab.judge(ctx, ask)
+own_result = state.get("tc_own_result")
+if own_result is not None and own.strip():
+    show_evaluation(own_result)
+
+st.divider()
 st.subheader("Saved runs")
 with ui.reported():
     if bank is not None:
@@ -139,8 +185,16 @@ with ui.reported():
     if not saved:
         st.caption("No saved run yet.")
     else:
-        best = max(saved, key=lambda r: r.evaluation.overall)
-        st.success(f"Best prompt so far ({best.evaluation.overall:.2f}): {best.prompt}")
+        prints = {r.id: fingerprint(r.original) for r in saved}
+        shown = (result or saved)[0]
+        current = fingerprint(shown.original)
+        same = [r for r in saved if prints[r.id] == current]
+        if same:  # runs on other entries are not comparable with these
+            best = max(same, key=lambda r: r.evaluation.overall)
+            st.success(
+                f"Best prompt so far on these entries ({best.evaluation.overall:.2f}, "
+                f"{len(same)} runs, fingerprint {current}): {best.prompt}"
+            )
         names = {b.id: b.name for b in banks.list_banks(ctx)}
         st.dataframe(
             [
@@ -151,6 +205,7 @@ with ui.reported():
                     "source": r.source_label,
                     "bank": names.get(r.bank or "", "(create form)"),
                     "judge": r.evaluation.judge,
+                    "fingerprint": prints[r.id],
                 }
                 for r in saved
             ],

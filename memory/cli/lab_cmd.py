@@ -45,6 +45,31 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     test.add_argument("--runs", type=positive, default=1, help="judge runs per case (1)")
     test.add_argument("--preview", action="store_true", help="print the cost only; run nothing")
     test.add_argument("--no-save", action="store_true", help="do not save the run")
+    suite = test.add_argument_group("suites (the prompts over many cases and rounds)")
+    suite.add_argument(
+        "--suite",
+        type=positive,
+        metavar="N",
+        help="run a suite of N cases: N keys of --bank, of --pasted, or N --synthetic seeds",
+    )
+    suite.add_argument("--rounds", type=positive, default=3, help="compaction rounds (3)")
+    suite.add_argument(
+        "--target", type=float, default=0.25, help="summary budget, share of the source (0.25)"
+    )
+    suite.add_argument(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="CRITERION=X",
+        help="a case passes when the criterion scores at least X (repeatable)",
+    )
+    suite.add_argument(
+        "--min-pass-rate",
+        type=float,
+        default=1.0,
+        help="exit 1 when a prompt's pass rate is below this share of cases (1.0)",
+    )
+    suite.add_argument("--save-set", metavar="FILE", help="write the cases as JSON lines")
     test.set_defaults(handler=_test)
 
     runs = commands.add_parser(
@@ -100,10 +125,105 @@ def _read(path: str) -> str:
         ) from None
 
 
+def _thresholds(given: list[str]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        try:
+            found[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise InvalidInput(f"--threshold {item!r}: write CRITERION=X, e.g. faithfulness=0.8")
+    return found
+
+
+def _suite(args: argparse.Namespace) -> int:
+    from memory.ops import lab
+    from memory.prompt_lab.suite import SuiteRequest
+
+    if args.key is not None:
+        raise InvalidInput("--suite takes N keys of the bank: drop --key")
+    prompts = [args.prompt] + ([args.compare] if args.compare is not None else [])
+    request = SuiteRequest(
+        source=_source(args),
+        prompts=prompts,
+        cases=args.suite,
+        rounds=args.rounds,
+        target=args.target,
+        thresholds=_thresholds(args.threshold),
+        min_pass_rate=args.min_pass_rate,
+    )
+    ctx = context(args)
+    if args.save_set:
+        import json
+
+        drafts = lab.suite_set(ctx, request)
+        rows = [d.model_dump(mode="json", exclude_none=True) for d in drafts]
+        try:
+            Path(args.save_set).write_text(
+                "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+            )
+        except OSError as exc:
+            raise InvalidInput(f"cannot write --save-set {args.save_set!r}: {exc}") from None
+        say(f"saved {len(rows)} entries of the suite's cases to {args.save_set}")
+    result = lab.run_suite(ctx, request, args.judge)
+    if args.json:
+        emit_json(result)
+    else:
+        _say_suite(result)
+    return 0 if result.passed else 1
+
+
+def _say_rows(rows: list[dict[str, str]]) -> None:
+    headers = list(dict.fromkeys(k for row in rows for k in row))
+    say(table([[row.get(h, "") for h in headers] for row in rows], headers))
+
+
+def _say_suite(result: Any) -> None:
+    say(
+        f"suite: {result.source_label}, {result.rounds} rounds, target "
+        f"{result.target:.0%} of the source; entry set fingerprint {result.fingerprint}"
+    )
+    for warning in result.warnings:
+        say(f"warning: {warning}")
+    rows = []
+    for p in result.prompts:
+        rows.append(
+            {
+                "prompt": _short(p.prompt, 40),
+                "pass rate": f"{p.pass_rate:.0%}",
+                **{f"{k} pass": f"{v:.0%}" for k, v in p.criterion_pass.items()},
+                "survival per round": " ".join(f"{v:.2f}" for v in p.survival),
+                "tokens in/out": f"{p.tokens_in}/{p.tokens_out}",
+                "seconds": f"{p.seconds:.1f}",
+                "passed": "yes" if p.passed else "NO",
+            }
+        )
+    _say_rows(rows)
+    say("")
+    _say_rows(
+        [
+            {
+                "case": _short(c.case, 30),
+                "prompt": _short(c.prompt, 24),
+                "survival": " ".join(f"{v:.2f}" for v in c.survival),
+                **{k: "n/a" if v is None else f"{v:.2f}" for k, v in c.scores.items()},
+                "pass": "yes" if c.ok else "no",
+            }
+            for c in result.cases
+        ]
+    )
+    needed = f"{result.min_pass_rate:.0%}"
+    say(f"suite {'passed' if result.passed else 'FAILED'} (pass rate needed: {needed})")
+
+
 def _test(args: argparse.Namespace) -> int:
     from memory.ops import lab
     from memory.prompt_lab import TestOptions
 
+    if args.suite is not None:
+        return _suite(args)
     ctx = context(args)
     options = TestOptions(
         prompt=args.prompt,

@@ -13,6 +13,7 @@ Deterministic: the same case always gets the same scores.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,20 @@ class HeuristicTuning:
     """Faithfulness lost per fact the source holds only away from where the sentence matches."""
     repeat_similarity: float = 0.92
     """Similarity at which a summary sentence repeats an earlier one."""
+    lexical_low: float = 0.4
+    """Share of a sentence's content words found in the text it is checked against at or
+    under which the words give it no support (a merged or reworded sentence is matched by
+    its words when one embedding match is not close: "Ben signed the contract for 12000
+    euros, the first half due May 2" draws on two turns)."""
+    lexical_high: float = 0.8
+    """Share of its content words at or over which a sentence is fully supported by words."""
+    lexical_window: int = 5
+    """How many best-matching source lines a summary sentence's words are looked up in."""
+    unsupported_penalty: float = 0.1
+    """Faithfulness lost per summary sentence no source text supports (a claim with no
+    name or number the source lacks is caught by this one)."""
+    unsupported_words: int = 3
+    """Content words a sentence needs before it can be flagged unsupported."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,9 @@ class _Case:
     vocabulary: set[str]
     source_numbers: set[str]
     source_dates: set[str]
+    verbatim: set[str]
+    """Every source sentence as `_plain` text (a summary sentence copied from the source is
+    supported, whatever it says)."""
 
 
 @dataclass(frozen=True)
@@ -110,12 +128,13 @@ def _case(source: Sequence[str], summary: str, embedder: Embedder) -> _Case:
     known = set(speakers)
     for line in lines:
         known |= t.names(line.text, speakers)
-    sentences = [
+    every = [
         _Sentence(index, line.speaker, sentence)
         for index, line in enumerate(lines)
         for sentence in t.sentences(line.text)
-        if t.content_words(sentence)
+        if t.words(sentence)
     ]
+    sentences = [s for s in every if t.content_words(s.text)] or every  # "ok", "ok", ...
     units = _summary_sentences(summary, speakers)
     vectors = _embed(embedder, [s.text for s in sentences] + [u.text for u in units])
     src, summ = vectors[: len(sentences)], vectors[len(sentences) :]
@@ -131,7 +150,13 @@ def _case(source: Sequence[str], summary: str, embedder: Embedder) -> _Case:
         vocabulary=t.vocabulary(texts),
         source_numbers=set().union(*(t.numbers(line.text) for line in lines)),
         source_dates=set().union(*(t.dates(line.text) for line in lines)),
+        verbatim={_plain(s.text) for s in every},
     )
+
+
+def _plain(text: str) -> str:
+    """Return text as its lowercased words (punctuation and spacing do not matter)."""
+    return " ".join(t.words(text))
 
 
 def _summary_sentences(summary: str, speakers: set[str]) -> list[_Sentence]:
@@ -157,10 +182,17 @@ def _soft(values: Vectors, tune: HeuristicTuning) -> Vectors:
     return scaled
 
 
+FACTLESS_WEIGHT = 0.35
+"""Weight of a content word in a source sentence with no name, number or date, relative to
+one in a sentence with facts: what compaction must keep is mostly facts, and the filler of
+a long chat ("Let me look into that for you.") should not outweigh them."""
+
+
 def _weight(sentence: str, known: set[str]) -> float:
     """Return how much a source sentence says: its distinct content words and facts."""
     facts = len(t.numbers(sentence)) + len(t.names(sentence, known)) + len(t.dates(sentence))
-    return min(len(set(t.content_words(sentence))), 12) + 2.0 * facts
+    words = min(len(set(t.content_words(sentence))), 12)
+    return max(words, 1) * (1.0 if facts else FACTLESS_WEIGHT) + 2.0 * facts
 
 
 def _key_facts(texts: Sequence[str], known: set[str]) -> set[str]:
@@ -176,6 +208,9 @@ def _coverage(case: _Case, tune: HeuristicTuning) -> RunScore:
     weights = np.array([_weight(s.text, case.known) for s in case.source], dtype=np.float32)
     if case.summary:
         best = _soft(case.similarity.max(axis=0), tune)
+        stems = _stems([s.text for s in case.summary] + [s.speaker or "" for s in case.summary])
+        lexical = np.array([_lexical(s.text, stems, tune) for s in case.source])
+        best = np.maximum(best, lexical.astype(np.float32))
     else:
         best = np.zeros(len(case.source), dtype=np.float32)
     semantic = float((weights * best).sum() / weights.sum())
@@ -198,7 +233,7 @@ def _coverage(case: _Case, tune: HeuristicTuning) -> RunScore:
     reason += f"; {len(kept)} of {len(facts)} names, numbers and dates kept"
     if missing:
         reason += f" (missing: {', '.join(missing[:8])}{', ...' if len(missing) > 8 else ''})"
-    return RunScore(name="fact_coverage", score=0.6 * semantic + 0.4 * share, reason=reason)
+    return RunScore(name="fact_coverage", score=0.5 * semantic + 0.5 * share, reason=reason)
 
 
 def _faithfulness(case: _Case, tune: HeuristicTuning) -> tuple[RunScore, list[str]]:
@@ -208,19 +243,28 @@ def _faithfulness(case: _Case, tune: HeuristicTuning) -> tuple[RunScore, list[st
     total = 0.0
     weighted = 0.0
     supported = 0
+    unsupported = 0
     for row, unit in enumerate(case.summary):
         sims = case.similarity[row]
         support = float(_soft(sims.max(keepdims=True), tune)[0]) if sims.size else 0.0
+        near = _near_stems(case, sims, tune) | _fact_stems(case, unit.text)
+        support = max(support, _lexical(unit.text, near, tune))
+        if _plain(unit.text) in case.verbatim:  # copied: "ok", "Backup done." x 12
+            support = 1.0
         supported += support >= 0.5
         invented, misplaced = _unsupported_facts(case, unit, sims, tune)
         flags += invented + misplaced
+        if support < 0.5 and len(set(t.content_words(unit.text))) >= tune.unsupported_words:
+            unsupported += 1
+            flags.append(f"unsupported: no source text says {unit.text[:60]!r}")
         size = max(len(t.words(unit.text)), 1)
         total += size
         weighted += size * support
     flags = list(dict.fromkeys(flags))
     invented = [flag for flag in flags if flag.startswith("invented")]
-    misplaced = [flag for flag in flags if not flag.startswith("invented")]
+    misplaced = [flag for flag in flags if flag.startswith(("misplaced", "misattributed"))]
     penalty = tune.invented_penalty * len(invented) + tune.misplaced_penalty * len(misplaced)
+    penalty += tune.unsupported_penalty * unsupported
     score = weighted / total * max(0.0, 1.0 - penalty)
     reason = (
         f"{supported} of {len(case.summary)} summary sentences match a source sentence "
@@ -236,7 +280,62 @@ def _faithfulness(case: _Case, tune: HeuristicTuning) -> tuple[RunScore, list[st
             f"; {len(misplaced)} facts not found where the sentence matches the source "
             f"(-{tune.misplaced_penalty:.2f} each)"
         )
+    if unsupported:
+        reason += (
+            f"; {unsupported} sentences no source text supports "
+            f"(-{tune.unsupported_penalty:.2f} each)"
+        )
     return RunScore(name="faithfulness", score=score, reason=reason), flags
+
+
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    """Return a crude stem of a lowercased word ("refunded", "refunds" -> "refund")."""
+    for ending in ("'s", "’s"):
+        word = word.removesuffix(ending)
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _stems(texts: Sequence[str]) -> set[str]:
+    return {_stem(word) for text in texts for word in t.words(text)}
+
+
+def _lexical(text: str, stems: set[str], tune: HeuristicTuning) -> float:
+    """Return the support the words of `text` get from `stems` (0-1, see `lexical_low`)."""
+    words = {_stem(word) for word in t.content_words(text)}
+    if not words:
+        return 0.0
+    share = len(words & stems) / len(words)
+    return float(np.clip((share - tune.lexical_low) / (tune.lexical_high - tune.lexical_low), 0, 1))
+
+
+def _near_stems(case: _Case, sims: Vectors, tune: HeuristicTuning) -> set[str]:
+    """Return the word stems of the source lines a summary sentence matches best."""
+    if not sims.size:
+        return set()
+    nearest = np.argsort(-sims, kind="stable")[: tune.lexical_window]
+    lines = dict.fromkeys(case.source[int(j)].line for j in nearest)
+    texts = [case.lines[i].text for i in lines] + [case.lines[i].speaker or "" for i in lines]
+    return _stems(texts)
+
+
+def _fact_stems(case: _Case, text: str) -> set[str]:
+    """Return the word stems of the source lines holding one of the numbers or names of
+    `text` (where a sentence merging several turns draws its words from)."""
+    facts = t.numbers(text) | t.names(text, case.known)
+    if not facts:
+        return set()
+    lines = [
+        line
+        for line in case.lines
+        if facts & (t.numbers(line.text) | t.vocabulary([line.text, line.speaker or ""]))
+    ]
+    return _stems([line.text for line in lines] + [line.speaker or "" for line in lines])
 
 
 def _unsupported_facts(
@@ -255,14 +354,18 @@ def _unsupported_facts(
     for number in sorted(t.numbers(unit.text)):
         if number not in case.source_numbers:
             invented.append(f"invented number: {number}")
-        elif number not in near_numbers:
+        elif number not in near_numbers and not _placed(case, unit.text, number, "number"):
             misplaced.append(
                 f"misplaced number: {number} (in the source, not where this sentence matches it)"
             )
     for name in sorted(t.names(unit.text, case.known, openers=True)):
         if name not in case.vocabulary:
             invented.append(f"invented name: {name.capitalize()}")
-        elif name in case.known and name not in near_vocab:
+        elif (
+            name in case.known
+            and name not in near_vocab
+            and not _placed(case, unit.text, name, "name")
+        ):
             misplaced.append(
                 f"misplaced name: {name.capitalize()} (in the source, not where "
                 "this sentence matches it)"
@@ -270,7 +373,7 @@ def _unsupported_facts(
     for day in sorted(t.dates(unit.text)):
         if day not in case.source_dates:
             invented.append(f"invented date: {day.capitalize()}")
-        elif day not in near_vocab:
+        elif day not in near_vocab and not _placed(case, unit.text, day, "date"):
             misplaced.append(
                 f"misplaced date: {day.capitalize()} (in the source, not where "
                 "this sentence matches it)"
@@ -278,6 +381,33 @@ def _unsupported_facts(
     if _misattributed(case, unit, sims, tune):
         misplaced.append(f"misattributed: {unit.speaker} did not say {unit.text[:40]!r}")
     return invented, misplaced
+
+
+_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|with|while|so|then)\s", re.IGNORECASE)
+
+
+def _placed(case: _Case, text: str, fact: str, kind: str) -> bool:
+    """Return whether a fact the best-matching source sentences lack is still where the
+    summary puts it: a sentence that merges facts from several turns ("Dana's order 48213
+    from March 3 was refunded 389 euros") matches one turn best, so each fact is looked up
+    with its own clause: placed when a source line that holds it shares a content word with
+    that clause, or when the clause says nothing else about it."""
+    clause = next((c for c in _CLAUSE.split(text) if fact in _facts_in(c, kind)), text)
+    own = {_stem(word) for word in t.content_words(clause)} - {_stem(fact)}
+    own -= {_stem(word) for word in t.words(fact)}
+    if not own:
+        return True
+    return any(
+        fact in _facts_in(line.text, kind) and own & _stems([line.text]) for line in case.lines
+    )
+
+
+def _facts_in(text: str, kind: str) -> set[str]:
+    if kind == "number":
+        return t.numbers(text)
+    if kind == "date":
+        return t.dates(text)
+    return t.vocabulary([text])
 
 
 def _misattributed(case: _Case, unit: _Sentence, sims: Vectors, tune: HeuristicTuning) -> bool:

@@ -13,6 +13,9 @@ OFFLINE_JUDGE = "membank/heuristic-judge"
 """The judge model name that selects the heuristic judge (the default of MEMBANK_JUDGE_MODEL)."""
 CRITERIA = ("fact_coverage", "faithfulness", "conciseness", "instructions")
 """The criteria every judge scores, in the order they are shown."""
+WEIGHTS = {"fact_coverage": 2.0, "faithfulness": 2.0}
+"""Weights of criteria in the overall score (others weigh 1): a compaction summary is there
+to keep the facts and say nothing else, so coverage and faithfulness count twice."""
 SUMMARIZATION = "summarization"
 """The extra criterion the LLM judge adds: deepeval's SummarizationMetric."""
 
@@ -107,6 +110,10 @@ def combine(name: str, runs: Sequence[RunScore]) -> CriterionScore:
 
 
 def overall(criteria: Sequence[CriterionScore]) -> float:
-    """Return the mean score of the criteria without an error (0.0 when none)."""
-    scores = [item.score for item in criteria if item.error is None]
-    return round(fmean(scores), 4) if scores else 0.0
+    """Return the weighted mean score (`WEIGHTS`) of the criteria without an error (0.0 when
+    none)."""
+    judged = [item for item in criteria if item.error is None]
+    if not judged:
+        return 0.0
+    weights = [WEIGHTS.get(item.name, 1.0) for item in judged]
+    return round(fmean([item.score for item in judged], weights=weights), 4)

@@ -143,3 +143,26 @@ def vocabulary(texts: Sequence[str]) -> set[str]:
             found.add(word)
             found.add(_possessive(word))
     return found
+
+
+_LANGUAGE_WORDS = {
+    "english": "the and is are was to of you it that with for have not this be my your",
+    "french": "le la les et est sont un une des du de que qui pas pour avec je vous nous il",
+    "german": "der die das und ist sind ein eine nicht ich sie wir mit für zu von auf den",
+    "spanish": "el la los las y es son un una de que no por para con yo usted en del se",
+    "italian": "il lo la gli le e è sono un una di che non per con io lei del della",
+    "portuguese": "o a os as e é são um uma de que não por para com eu você do da em",
+    "dutch": "de het een en is zijn niet ik je wij met voor van op dat die",
+}
+_LANGUAGE_SETS = {name: frozenset(text.split()) for name, text in _LANGUAGE_WORDS.items()}
+
+
+def language_of(text: str) -> str | None:
+    """Return the language whose common words text uses most ("english", "french", ...), or
+    None for a text of under 5 words or one with none of them (a rough profile, offline)."""
+    found = [w.lower() for w in re.findall(r"[^\W\d_]+", text)]
+    if len(found) < 5:
+        return None
+    counts = {name: sum(w in words for w in found) for name, words in _LANGUAGE_SETS.items()}
+    best = max(counts, key=lambda name: counts[name])
+    return best if counts[best] else None

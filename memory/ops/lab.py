@@ -23,6 +23,7 @@ from memory.prompt_lab.pasted import parse_pasted
 from memory.prompt_lab.records import (
     BankSource,
     CostPreview,
+    DraftEntry,
     Source,
     SyntheticSource,
     TestOptions,
@@ -39,6 +40,9 @@ from memory.prompt_lab.run import (
 )
 from memory.prompt_lab.saved import compare_checked
 from memory.prompt_lab.sources import llm_for
+from memory.prompt_lab.suite import SuiteRequest, SuiteResult
+from memory.prompt_lab.suite import run_suite as _run_suite
+from memory.prompt_lab.suite import suite_set as _suite_set
 from memory.prompts import entry_line
 
 
@@ -148,6 +152,30 @@ def compare(
         save=request.save,
         progress=progress,
     )
+
+
+def run_suite(ctx: Context, request: SuiteRequest, judge_model: str | None = None) -> SuiteResult:
+    """Run a suite (prompts x cases x rounds, judged, thresholds applied); changes no bank.
+
+    Raises:
+        NotFound: an unknown bank.
+        InvalidInput: no case to test, or bad pasted text.
+        ProviderError: the summarizer or the judge failed.
+    """
+    source = request.source
+    if isinstance(source, BankSource):
+        named = source.model_copy(update={"bank": bank_of(ctx, source.bank).id})
+        request = request.model_copy(update={"source": named})
+    return _run_suite(ctx, request, models_for(ctx, judge_model))
+
+
+def suite_set(ctx: Context, request: SuiteRequest) -> list[DraftEntry]:
+    """Return the suite's cases as one frozen set of entries (one key per case)."""
+    source = request.source
+    if isinstance(source, BankSource):
+        named = source.model_copy(update={"bank": bank_of(ctx, source.bank).id})
+        request = request.model_copy(update={"source": named})
+    return _suite_set(ctx, request, models_for(ctx))
 
 
 class JudgeRequest(_Request):

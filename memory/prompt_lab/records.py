@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from memory.errors import InvalidInput
 from memory.judge import Evaluation, check_runs, uses_llm
 from memory.models import BankType
+from memory.providers.extractive import Followed
 from memory.validation import check_bank_fields, check_text
 
 FactKind = Literal["name", "number", "date", "preference"]
@@ -106,6 +107,9 @@ class TestRun(_Record):
     fact_diff: FactDiff | None
     summarizer: str
     created_at: datetime
+    following: list[Followed] = []
+    """Offline summarizer only: each instruction of the prompt and whether it was followed,
+    cannot be followed offline, or is read only by an LLM (empty for an LLM summarizer)."""
 
 
 class TestOptions(_Record):

@@ -32,6 +32,8 @@ from memory.prompt_lab.records import CostPreview, SyntheticSource, TestOptions,
 from memory.prompt_lab.sources import Loaded, as_draft, llm_for, load
 from memory.prompt_lab.synthetic import check_source
 from memory.prompts import entry_line
+from memory.providers.extractive import Followed, following
+from memory.providers.labels import is_offline
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -225,6 +227,10 @@ def run_loaded(
     summary = summarize(completer, bank, covered, budget, slack=SUMMARY_SLACK)
     progress(f"judging with {judge}")
     evaluation = _judge(ctx, mode, covered, summary, prompt, models.judge, options.runs)
+    notes: list[Followed] = []
+    if is_offline(completer.model):
+        source_lines = [entry_line(e.content, e.speaker) for e in covered if e.kind != "summary"]
+        notes = following(prompt, source_lines, summary)
     diff = None
     if loaded.facts is not None:
         diff = fact_diff(loaded.facts, "\n".join([summary, *(e.content for e in kept)]))
@@ -241,6 +247,7 @@ def run_loaded(
         fact_diff=diff,
         summarizer=label,
         created_at=ctx.clock.now(),
+        following=notes,
     )
     if save:
         progress("saving the run")

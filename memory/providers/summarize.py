@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from memory.providers.sentences import (
     SENTENCE_END,
@@ -176,12 +177,18 @@ def _salient(text: str, words: set[str]) -> frozenset[str]:
 
 
 def _units(
-    lines: Sequence[str], previous_summary: str, *, raw: bool = False, limit: int | None = None
+    lines: Sequence[str],
+    previous_summary: str,
+    *,
+    raw: bool = False,
+    limit: int | None = None,
+    skip: Callable[[str], bool] | None = None,
 ) -> list[Unit]:
     """Return the candidate clauses of the previous summary and the lines, in order.
 
     A clause whose output line would cost more than `limit` tokens (so it could never be
-    picked) is cut into phrases (`_phrases`), which compete like clauses.
+    picked) is cut into phrases (`_phrases`), which compete like clauses. A clause `skip`
+    is true of is left out (what the prompt says to drop).
     """
     sources: list[tuple[str | None, str, bool]] = []
     tagged = [(line, True) for line in previous_summary.splitlines()]
@@ -206,6 +213,8 @@ def _units(
             found = set(sequence)
             words = tuple(sorted(found))
             if not words or (speaker, tuple(sequence)) in seen:
+                continue
+            if skip is not None and skip(text):
                 continue
             fragment = not raw and is_fragment(text)
             if fragment and not _names_a_thing(text) and not _is_request(text):
@@ -256,15 +265,25 @@ def _fits(prefix: str, limit: int | None) -> Callable[[str], bool]:
     return lambda text: limit is None or count_tokens(prefix + text) + 1 <= limit
 
 
-def _render(units: Sequence[Unit]) -> str:
+@dataclass(frozen=True)
+class Layout:
+    """How the kept clauses are written: with their speakers (`speakers`), as bullets."""
+
+    speakers: bool = True
+    bullets: bool = False
+
+
+def _render(units: Sequence[Unit], layout: Layout = Layout()) -> str:
     """Return the label line plus the units, one line per run of the same speaker."""
     lines = [LABEL]
     previous: Unit | None = None
+    bullet = "- " if layout.bullets else ""
     for unit in units:
         if previous is None or not unit.continues(previous):
             lines[-1] = lines[-1].rstrip(_TRAILING)
             text = _capital(unit.text)
-            lines.append(f"{unit.speaker}: {text}" if unit.speaker else text)
+            who = f"{unit.speaker}: " if unit.speaker and layout.speakers else ""
+            lines.append(f"{bullet}{who}{text}")
         elif unit.adjacent(previous):
             lines[-1] += " " + unit.text
         elif previous.text.endswith((".", "!", "?")):
@@ -281,14 +300,15 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _truncated(unit: Unit, budget: int) -> str:
+def _truncated(unit: Unit, budget: int, layout: Layout) -> str:
     """Return the label and the leading words of unit that fit in budget tokens, ending in
     "…" when words were cut (the reader sees the clause is incomplete)."""
     words = unit.text.split()
     whole = len(words)
     while words:
         line = " ".join(words) + ("" if len(words) == whole else " …")
-        text = f"{LABEL}\n{unit.speaker}: {line}" if unit.speaker else f"{LABEL}\n{line}"
+        who = f"{unit.speaker}: " if unit.speaker and layout.speakers else ""
+        text = f"{LABEL}\n{'- ' if layout.bullets else ''}{who}{line}"
         if count_tokens(text) <= budget:
             return text
         words.pop()
@@ -296,7 +316,12 @@ def _truncated(unit: Unit, budget: int) -> str:
 
 
 def extractive_summary(
-    lines: Sequence[str], budget_tokens: int, *, previous_summary: str = ""
+    lines: Sequence[str],
+    budget_tokens: int,
+    *,
+    previous_summary: str = "",
+    skip: Callable[[str], bool] | None = None,
+    layout: Layout = Layout(),
 ) -> str:
     """Return a labelled extractive summary of lines that fits in budget_tokens.
 
@@ -304,6 +329,8 @@ def extractive_summary(
         lines: Entries oldest first, as "speaker: content" or plain content (one per line).
         budget_tokens: Maximum size of the result in cl100k tokens, label line included.
         previous_summary: An earlier summary; its clauses compete for the budget, favoured.
+        skip: Leaves out every clause it is true of (what a prompt says to drop).
+        layout: Speakers shown or not, bullets or not (what a prompt asks for).
 
     Returns:
         The label line, then the kept clauses in input order, one line per speaker turn run.
@@ -328,18 +355,19 @@ def extractive_summary(
     if budget_tokens < floor:
         raise ValueError(f"budget_tokens={budget_tokens} is too small; use at least {floor}")
     room = budget_tokens - count_tokens(LABEL)
-    units = _units(lines, previous_summary, limit=room) or _units(
-        lines, previous_summary, raw=True, limit=room
+    units = _units(lines, previous_summary, limit=room, skip=skip) or _units(
+        lines, previous_summary, raw=True, limit=room, skip=skip
     )
     weights = word_weights(units)
     chosen = pick(units, weights, room)
-    while chosen and count_tokens(summary := _render(chosen)) > budget_tokens:
+    while chosen and count_tokens(summary := _render(chosen, layout)) > budget_tokens:
         chosen.remove(min(chosen, key=lambda u: unit_value(u, Counter(), weights)))
     if chosen:
-        return _topped_up(units, weights, room, summary, budget_tokens)
+        return _topped_up(units, weights, room, summary, budget_tokens, layout)
     if not units:
         return LABEL
-    return _truncated(max(units, key=lambda u: unit_value(u, Counter(), weights)), budget_tokens)
+    best = max(units, key=lambda u: unit_value(u, Counter(), weights))
+    return _truncated(best, budget_tokens, layout)
 
 
 TOP_UP_ROUNDS = 2
@@ -347,7 +375,12 @@ TOP_UP_ROUNDS = 2
 
 
 def _topped_up(
-    units: Sequence[Unit], weights: dict[str, float], room: int, summary: str, budget: int
+    units: Sequence[Unit],
+    weights: dict[str, float],
+    room: int,
+    summary: str,
+    budget: int,
+    layout: Layout,
 ) -> str:
     """Return summary, or a fuller pick that still fits budget when summary left room.
 
@@ -360,7 +393,7 @@ def _topped_up(
         if slack < 2:
             break
         room += slack
-        fuller = _render(pick(units, weights, room))
+        fuller = _render(pick(units, weights, room), layout)
         if count_tokens(fuller) > budget:
             break
         summary = fuller
@@ -398,3 +431,20 @@ def parse_compaction_prompt(text: str) -> tuple[str, list[str], int]:
     budgets = _BUDGET_LINE.findall("\n".join(outside))
     budget = int(budgets[-1]) if budgets else max(64, count_tokens("\n".join(lines)) // 4)
     return "\n".join(previous).strip(), lines, budget
+
+
+_INSTRUCTIONS_HEAD = "Instructions for this memory bank:"
+_INSTRUCTIONS_END = "Merge the previous summary"
+
+
+def prompt_instructions(text: str) -> str:
+    """Return the bank's instructions read back from a compaction prompt (`memory.prompts`
+    renders them after a line `Instructions for this memory bank:`); "" when there are none."""
+    rows = text.splitlines()
+    if _INSTRUCTIONS_HEAD not in rows:
+        return ""
+    start = rows.index(_INSTRUCTIONS_HEAD) + 1
+    end = next(
+        (i for i in range(start, len(rows)) if rows[i].startswith(_INSTRUCTIONS_END)), len(rows)
+    )
+    return "\n".join(rows[start:end]).strip()

@@ -9,6 +9,7 @@ from judge_support import FAITHFUL, INVENTED, INVENTED_NAME, OFF_TOPIC, PROMPT, 
 
 from memory.errors import InvalidInput
 from memory.judge import CRITERIA, HEURISTIC_LABEL, Evaluation, evaluate, judge_calls
+from memory.judge.records import WEIGHTS
 from memory.ops.lab import JudgeRequest
 from memory.ports import Embedder
 from memory.prompts import compaction_messages
@@ -78,8 +79,9 @@ def test_without_a_prompt_instructions_are_left_out_of_the_overall() -> None:
     result = judged(FAITHFUL, HashingEmbedder(384), prompt=None)
     item = result.criterion("instructions")
     assert item.error is not None and "no prompt" in item.error
-    others = [c.score for c in result.criteria if c.name != "instructions"]
-    assert result.overall == pytest.approx(sum(others) / len(others), abs=1e-4)
+    others = [(c.score, WEIGHTS.get(c.name, 1.0)) for c in result.criteria if c.error is None]
+    mean = sum(s * w for s, w in others) / sum(w for _, w in others)
+    assert result.overall == pytest.approx(mean, abs=1e-4)
 
 
 @pytest.mark.parametrize(

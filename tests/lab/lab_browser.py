@@ -40,6 +40,19 @@ ann: Thanks Bob, that works for me."""
 COPIES = 8
 """Times the sample conversations are copied (under other keys) for the statistics shot."""
 PROMPT = "Keep order numbers, dates, amounts and what was promised."
+SUPPORT_CHAT = """Dana: Hi, my order 48213 arrived damaged on March 3.
+Agent: Sorry to hear that. I can refund 120 dollars or send a replacement.
+Dana: Please send a replacement to my office in Leeds.
+Agent: Done, the replacement ships on March 5 with tracking number 99812.
+Dana: The box also had a broken hinge, which is annoying.
+Agent: I have opened a ticket about the hinge and our manager Priya will call you.
+Dana: Thanks, bye!"""
+PROMPT_A = (
+    "Summarize this support conversation history. Keep the customer's issues, what was "
+    "tried, resolutions, commitments made (with dates and numbers) and open questions. Drop "
+    "greetings and small talk."
+)
+PROMPT_B = "Write one short sentence. Drop all numbers and names."
 
 
 def free_port() -> int:
@@ -137,7 +150,7 @@ def run_pasted_test(page: Page, url: str) -> None:
     page.goto(url)
     settle(page)
     open_page(page, "Test compaction")
-    page.get_by_text("Pasted entries").click()
+    page.get_by_text("Pasted entries", exact=True).click()
     settle(page)
     page.get_by_role("textbox", name="Entries (one per line)").fill(PASTED)
     page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT)
@@ -192,6 +205,34 @@ def seed(data: Path) -> None:
     entries.write(ctx, bank, rows)
 
 
+def compare_shots(page: Page, out: Path) -> None:
+    """Prompts A and B on the same pasted chat (offline: different summaries), then a suite
+    of 10 keys x 3 rounds on the sample bank (`seed`)."""
+    page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
+    page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
+    page.keyboard.press("Tab")
+    settle(page)
+    page.get_by_text("Judge, thresholds and a second prompt").click()
+    page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)").fill(PROMPT_B)
+    page.keyboard.press("Tab")
+    settle(page)
+    page.get_by_role("button", name="Compare with prompt B").click()
+    page.get_by_text("Prompt B:").first.wait_for(timeout=120_000)
+    settle(page)
+    page.get_by_text("Prompt A:").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(out / "test-compaction-compare.png"), full_page=True)
+    page.get_by_text("Bank entries", exact=True).click()
+    settle(page)
+    page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
+    page.keyboard.press("Tab")
+    settle(page)
+    page.get_by_role("button", name="Run suite").click()
+    page.get_by_text("entry set fingerprint").wait_for(timeout=300_000)
+    settle(page)
+    page.get_by_text("Suite: the prompts over many cases").scroll_into_view_if_needed()
+    page.screenshot(path=str(out / "test-compaction-suite.png"))
+
+
 def screenshots(out: Path) -> None:
     """Write the README's screenshots to `out`, one per page, from a lab on sample data."""
     out.mkdir(parents=True, exist_ok=True)
@@ -209,6 +250,7 @@ def screenshots(out: Path) -> None:
             page.set_viewport_size({"width": 1400, "height": 2000})
             run_pasted_test(page, url)
             page.screenshot(path=str(out / "test-compaction.png"))
+            compare_shots(page, out)
             page.set_viewport_size({"width": 1400, "height": 1300})
             open_page(page, "AI assistant")
             page.get_by_label("Describe what the bank will hold").fill(

@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab_browser import browser_page, create_bank, free_port, lab_server, run_pasted_test
+from lab_browser import (
+    PROMPT_A,
+    PROMPT_B,
+    SUPPORT_CHAT,
+    browser_page,
+    create_bank,
+    free_port,
+    lab_server,
+    open_page,
+    run_pasted_test,
+    settle,
+)
 
 from memory import banks
 from memory.judge import HEURISTIC_LABEL
@@ -35,3 +46,67 @@ def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> N
     assert run.evaluation.criteria and all(c.name in criteria for c in run.evaluation.criteria)
     assert (tmp_path / "test-compaction.png").stat().st_size > 10_000
     assert [b.name for b in banks.list_banks(ctx)] == ["help-desk"]
+
+
+def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Path) -> None:
+    from memory.models import BankCreate
+
+    data = tmp_path / "db"
+    ctx = open_context(str(data))
+    for name in ("alpha", "beta"):
+        banks.create(ctx, BankCreate(name=name, type="conversation", retention_days=30))
+    with lab_server(data, free_port()) as url, browser_page(height=1600) as page:
+        page.goto(url)
+        settle(page)
+        open_page(page, "AI assistant")
+        page.get_by_label("Describe what the bank will hold").fill(
+            "short-term session context, cleaned up weekly"
+        )
+        page.keyboard.press("Tab")
+        settle(page)
+        page.get_by_text("An existing bank").click()
+        settle(page)
+        page.get_by_role("button", name="Propose").click()
+        settle(page)
+        page.get_by_text("Proposal", exact=True).wait_for()
+        page.get_by_label("Bank", exact=True).first.click()  # switch from alpha to beta
+        page.get_by_role("option", name="beta (conversation)").click()
+        settle(page)
+        assert page.get_by_text("Accept applies it to the bank shown, 'beta'").is_visible()
+        page.get_by_role("button", name="Accept (apply to 'beta')").click()
+        settle(page)
+        page.get_by_text("Applied the proposal to bank 'beta'").wait_for()
+    after = open_context(str(data))
+    assert banks.get(after, "alpha").retention_days == 30  # the bank not on screen is untouched
+    assert banks.get(after, "beta").compaction_prompt
+
+
+def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
+    data = tmp_path / "db"
+    with lab_server(data, free_port()) as url, browser_page(height=3000) as page:
+        page.goto(url)
+        settle(page)
+        open_page(page, "Test compaction")
+        page.get_by_text("Pasted entries", exact=True).click()
+        settle(page)
+        page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
+        page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
+        page.keyboard.press("Tab")
+        settle(page)
+        page.get_by_text("Judge, thresholds and a second prompt").click()
+        page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)").fill(
+            PROMPT_B
+        )
+        page.keyboard.press("Tab")
+        settle(page)
+        page.get_by_role("button", name="Compare with prompt B").click()
+        page.get_by_text("Prompt B:").first.wait_for(timeout=120_000)
+        settle(page)
+        summaries = page.locator("[class*='st-key-summary_']")
+        first, second = summaries.nth(0).inner_text(), summaries.nth(1).inner_text()
+        assert first != second and "48213" in first and "48213" not in second
+        assert page.get_by_text("How the offline extractive stand-in followed").first.is_visible()
+        page.get_by_role("button", name="Run suite").click()
+        page.get_by_text("entry set fingerprint").wait_for(timeout=120_000)
+        settle(page)
+        page.screenshot(path=str(tmp_path / "suite.png"))

@@ -47,7 +47,9 @@ def test_a_test_on_pasted_entries_shows_summary_surviving_entries_and_evaluation
     assert {m.label: m.value for m in app.metric}["Overall score"] == (
         f"{run.evaluation.overall:.2f}"
     )
-    assert f"Best prompt so far ({run.evaluation.overall:.2f})" in app.success[0].value
+    assert f"Best prompt so far on these entries ({run.evaluation.overall:.2f}" in (
+        app.success[0].value
+    )
     app.text_area(key="tc_prompt_b").input("Keep only what was promised.").run()
     app.button(key="tc_compare").click().run()
     assert not app.error, [e.value for e in app.error]
