@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import lance
 import pytest
 from compaction_support import assert_exactly_once, assert_no_loss, make_bank, write_turns
@@ -200,3 +201,15 @@ def test_compactions_killed_mid_summary_and_mid_prune_are_finished_by_another_pr
     objects = s3.contents(_prefix(s3, ctx))
     left = {text: [k for k, data in objects.items() if text in data] for text in gone}
     assert not any(left.values()), left
+
+
+def test_a_limit_lost_with_the_servers_database_is_made_again(leased: str) -> None:
+    uri = "s3://nowhere/reset"
+    with locks.partition_lock(uri, "b", "k", timeout=0) as held:
+        assert held  # the limit exists now, and this process remembers making it
+    name = locks._lease_name(uri, locks._stripe("b", "k"))
+    assert httpx.delete(f"{leased}/v2/concurrency_limits/{name}").status_code == 204
+    with locks.partition_lock(uri, "b", "k", timeout=0) as first:
+        assert first
+        with locks.partition_lock(uri, "b", "k", timeout=0) as second:
+            assert not second  # a lease on a missing limit would have let it in

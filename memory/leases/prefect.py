@@ -62,7 +62,7 @@ class PrefectLeases:
     ) -> Iterator[bool]:
         """Hold `slots` of limit `name` for the block (see `LeaseService.hold`)."""
         self._ensure(name, limit)
-        lease = self._acquire(name, slots, timeout)
+        lease = self._acquire(name, slots, limit, timeout)
         if lease is None:
             yield False
             return
@@ -106,7 +106,7 @@ class PrefectLeases:
         with self._made_guard:
             self._made.add(name)
 
-    def _acquire(self, name: str, slots: int, timeout: float | None) -> str | None:
+    def _acquire(self, name: str, slots: int, limit: int, timeout: float | None) -> str | None:
         body = {
             "names": [name],
             "slots": slots,
@@ -118,8 +118,17 @@ class PrefectLeases:
         while True:
             reply = self._post("v2/concurrency_limits/increment-with-lease", body)
             if reply.status_code == 200:
-                lease: str = reply.json()["lease_id"]
-                return lease
+                granted = reply.json()
+                lease: str = granted["lease_id"]
+                if granted.get("limits"):
+                    return lease
+                # no such limit (the server's database was reset): the server grants a lease
+                # on nothing, which excludes no one; make the limit again and ask again
+                self._release(lease)
+                with self._made_guard:
+                    self._made.discard(name)
+                self._ensure(name, limit)
+                continue
             if reply.status_code != 423:
                 raise StorageError(_refused(self.where, "take a lease", reply))
             if deadline is not None and time.monotonic() + wait > deadline:
