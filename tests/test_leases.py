@@ -213,3 +213,23 @@ def test_a_limit_lost_with_the_servers_database_is_made_again(leased: str) -> No
         assert first
         with locks.partition_lock(uri, "b", "k", timeout=0) as second:
             assert not second  # a lease on a missing limit would have let it in
+
+
+def test_a_held_lease_is_renewed_by_the_processs_renewing_thread(
+    leased: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.leases import prefect as prefect_leases
+
+    monkeypatch.setattr(prefect_leases, "RENEW_CHECK_SECONDS", 0.05)
+    service = PrefectLeases(leased)
+    with service.hold("membank-test-renewal", slots=1, limit=1, timeout=0) as held:
+        assert held
+        (lease,) = service._held
+        service._held[lease] = time.monotonic() - service.lease_seconds  # renewal due now
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() - service._held[lease] > service.lease_seconds / 3:
+            assert time.monotonic() < deadline, "the lease was never renewed"
+            time.sleep(0.05)
+        assert service._renew(lease)  # the server still knows it
+    assert service._held == {}
+    assert not service._renew(lease)  # released: gone from the server

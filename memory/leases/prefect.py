@@ -1,8 +1,8 @@
 """Leases from Prefect's global concurrency limits, over the Prefect server's REST API.
 
 Each lock name is a limit (`membank-<hash>`, made on first use with its slot count); taking
-it is `increment-with-lease` (a 423 reply means full: wait and ask again), a background
-thread renews the lease every third of its duration, and leaving the block is
+it is `increment-with-lease` (a 423 reply means full: wait and ask again), one background
+thread per process renews each held lease every third of its duration, and leaving the block is
 `decrement-with-lease`. When the holder dies its lease lapses after `lease_seconds` (the
 server refuses less than 60) and the server's repossessor frees the slot on its next pass.
 
@@ -34,6 +34,8 @@ FIRST_WAIT = 0.05
 LONGEST_WAIT = 1.0
 """A full limit is asked again after FIRST_WAIT seconds, doubling up to LONGEST_WAIT (the
 server's Retry-After suits tasks queueing for minutes, not locks held for milliseconds)."""
+RENEW_CHECK_SECONDS = 1.0
+"""How often the renewing thread looks for leases due for renewal."""
 UNAVAILABLE_SECONDS = 30.0
 """How long a busy or unreachable server is asked again before the lock fails."""
 
@@ -55,6 +57,10 @@ class PrefectLeases:
         )
         self._made: set[str] = set()
         self._made_guard = threading.Lock()
+        self._held: dict[str, float] = {}
+        """Leases held now, with when each was last renewed (monotonic seconds)."""
+        self._held_guard = threading.Lock()
+        self._renewer: threading.Thread | None = None
 
     @contextmanager
     def hold(
@@ -66,17 +72,37 @@ class PrefectLeases:
         if lease is None:
             yield False
             return
-        stop = threading.Event()
-        renewer = threading.Thread(
-            target=self._renew_until, args=(lease, stop), name="membank-lease", daemon=True
-        )
-        renewer.start()
+        with self._held_guard:
+            self._held[lease] = time.monotonic()
+            self._start_renewer()
         try:
             yield True
         finally:
-            stop.set()
-            renewer.join()
+            with self._held_guard:
+                self._held.pop(lease, None)
             self._release(lease)
+
+    def _start_renewer(self) -> None:
+        """Start the one thread that renews this process's leases (under `_held_guard`): a
+        thread per lease would start and stop a thread on every write."""
+        if self._renewer is None or not self._renewer.is_alive():
+            self._renewer = threading.Thread(
+                target=self._renew_held, name="membank-leases", daemon=True
+            )
+            self._renewer.start()
+
+    def _renew_held(self) -> None:
+        """Renew every held lease a third of its duration after it was last renewed."""
+        while True:
+            time.sleep(RENEW_CHECK_SECONDS)
+            now = time.monotonic()
+            with self._held_guard:
+                due = [k for k, at in self._held.items() if now - at >= self.lease_seconds / 3]
+            for lease in due:
+                if self._renew(lease):
+                    with self._held_guard:
+                        if lease in self._held:
+                            self._held[lease] = now
 
     def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST `body`; a busy server (5xx: its database locked) or a dropped connection is
@@ -136,19 +162,22 @@ class PrefectLeases:
             time.sleep(wait)
             wait = min(wait * 2, LONGEST_WAIT)
 
-    def _renew_until(self, lease: str, stop: threading.Event) -> None:
-        while not stop.wait(self.lease_seconds / 3):
-            try:
-                reply = self._client.post(
-                    f"v2/concurrency_limits/leases/{lease}/renew",
-                    json={"lease_duration": self.lease_seconds},
-                )
-            except httpx.HTTPError as exc:  # try again next time; it lapses if this goes on
-                log.warning("renewing lease %s failed: %s", lease, exc)
-                continue
-            if reply.status_code in (404, 410):
-                log.error("lease %s lapsed while held: another holder may run now", lease)
-                return
+    def _renew(self, lease: str) -> bool:
+        """Renew `lease`; False when it failed (tried again next time, or lapsed)."""
+        try:
+            reply = self._client.post(
+                f"v2/concurrency_limits/leases/{lease}/renew",
+                json={"lease_duration": self.lease_seconds},
+            )
+        except httpx.HTTPError as exc:  # tried again next time; it lapses if this goes on
+            log.warning("renewing lease %s failed: %s", lease, exc)
+            return False
+        if reply.status_code in (404, 410):
+            log.error("lease %s lapsed while held: another holder may run now", lease)
+            with self._held_guard:
+                self._held.pop(lease, None)
+            return False
+        return reply.status_code < 300
 
     def _release(self, lease: str) -> None:
         try:
