@@ -244,12 +244,14 @@ def _sweep_watched(run: Any, cluster: Any, script: Any) -> int:
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     restarts = 0
-    seen, last_change = len(script.requests), time.monotonic()
+    first = seen = len(script.requests)
+    last_change = time.monotonic()
     while thread.is_alive():
         thread.join(timeout=1.0)
         if len(script.requests) != seen:
             seen, last_change = len(script.requests), time.monotonic()
-        elif time.monotonic() - last_change > STALL_SECONDS:
+        elif seen > first and time.monotonic() - last_change > STALL_SECONDS:
+            # only once summaries started: the banks' evaluations before them call no model
             with Client(cluster) as watcher:
                 busy = [w for w, tasks in watcher.processing().items() if tasks]
                 if busy:
