@@ -1,22 +1,29 @@
-"""Session-summary merging: the deployment's flow vs calling the merge function in a loop.
+"""Session-summary merging: the batch deployment and one flow run per conversation vs a
+4-thread loop calling the merge function.
 
-Usage: python bench/session_merge.py [--conversations 1000] [--pairs 100] [--threads 4] [--dir DIR]
+Usage: python bench/session_merge.py [--conversations 40] [--pairs 40] [--threads 4]
+                                     [--arms loop,batch] [--dir DIR]
 
 Writes `--conversations` ended conversations (three turns each, one unique marker per
 conversation) to working memory, spread round-robin over `--pairs` user x agent pairs,
-then copies that store twice and merges every conversation into its pair's rolling summary:
-- baseline: `memory.agents.session.merge_conversation` called in a loop;
-- flow: `flows.session_merge.session_merge_flow`, the flow the `membank-session-merge/merge`
-  deployment runs, called in-process once per conversation under a local Prefect test
-  server (`prefect_test_harness`), `--threads` runs at a time (as a worker with that many
-  slots would; merges of one user wait for each other's lock): every run is a real flow
-  run with its task run and states recorded by the API; only the worker's process
-  start-up (~8 s a run) is left out.
-Both use the offline extractive summarizer and the MiniLM embedder (`open_context`). For
+then copies that store once per arm and merges every conversation into its pair's rolling
+summary:
+- loop: `memory.agents.session.merge_conversation` called by `--threads` threads;
+- batch (issue 20): every conversation ends at once through `end_conversation` with the
+  batching trigger (`flows.session_merge`, a 0.5 s window), which schedules one run of the
+  `membank-session-merge-batch/merge-batch` deployment (applied to a local Prefect test
+  server); that flow run is then executed in this process as a worker executes it
+  (`prefect.flow_engine.run_flow` on the scheduled run), its merges as tasks on
+  `--threads` threads. Timed from the first end_conversation to the run's end; only a process
+  worker's start-up (~8 s, once per batch, not per conversation) is left out;
+- flow: `session_merge_flow` called once per conversation, `--threads` runs at a time (the
+  per-conversation deployment's flow, as before issue 20).
+All use the offline extractive summarizer and the MiniLM embedder (`open_context`). For
 each arm it checks that every conversation is recorded in its pair's summary exactly once
 (conversations and covered message ids, no duplicates, one summary per pair) and counts the
 markers found in the summary text (the extractive summarizer keeps what fits its budget,
-so a marker may be dropped, never duplicated). The last line of stdout is a JSON object.
+so a marker may be dropped, never duplicated). Target: batch within 1.5x of loop. The last
+line of stdout is a JSON object.
 """
 
 from __future__ import annotations
@@ -70,11 +77,54 @@ def build(uri: str, conversations: int, pairs: int) -> None:
 
 def loop_arm(uri: str, conversations: int, pairs: int, threads: int) -> float:
     ctx = open_context(uri, account=ACCOUNT)
-    started = time.perf_counter()
-    for index in range(conversations):
+
+    def merge(index: int) -> None:
         user, agent = pair_of(index, pairs)
         session.merge_conversation(ctx, user=user, agent=agent, conversation=f"conv-{index}")
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(merge, range(conversations)))
     return time.perf_counter() - started
+
+
+def batch_arm(uri: str, conversations: int, pairs: int, threads: int) -> float:
+    from prefect.deployments import run_deployment
+    from prefect.flow_engine import run_flow
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows import session_merge as merging
+
+    merging.session_merge_batch_flow.task_runner = merging.ThreadPoolTaskRunner(max_workers=threads)
+    scheduled: list[Any] = []
+
+    def schedule(items: list[Any], data: str | None, account: str) -> None:
+        parameters = {"merges": [i.model_dump() for i in items], "data": data, "account": account}
+        scheduled.append(run_deployment(merging.BATCH_DEPLOYMENT, parameters=parameters, timeout=0))
+
+    with prefect_test_harness(server_startup_timeout=180):
+        merging.session_merge_batch_flow.to_deployment(name="merge-batch").apply()
+        ctx = open_context(uri, account=ACCOUNT)
+        trigger = merging._Batcher(uri, merging.BATCH_WINDOW_SECONDS, schedule)
+        started = time.perf_counter()
+        for index in range(conversations):
+            user, agent = pair_of(index, pairs)
+            session.end_conversation(
+                ctx, user=user, agent=agent, conversation=f"conv-{index}", trigger=trigger
+            )
+        while not scheduled:  # the window closes, the batch is scheduled
+            time.sleep(0.01)
+        (flow_run,) = scheduled
+        state = run_flow(
+            merging.session_merge_batch_flow,
+            flow_run=flow_run,
+            parameters=flow_run.parameters,
+            return_type="state",
+        )
+        seconds = time.perf_counter() - started
+        if not state.is_completed():
+            raise SystemExit(f"the batch run ended {state.type}: {state.message}")
+        return seconds
 
 
 def flow_arm(uri: str, conversations: int, pairs: int, threads: int) -> float:
@@ -95,6 +145,9 @@ def flow_arm(uri: str, conversations: int, pairs: int, threads: int) -> float:
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(run, range(conversations)))
         return time.perf_counter() - started
+
+
+ARMS = {"loop": loop_arm, "batch": batch_arm, "flow": flow_arm}
 
 
 def check(uri: str, conversations: int, pairs: int) -> dict[str, Any]:
@@ -130,9 +183,10 @@ def check(uri: str, conversations: int, pairs: int) -> dict[str, Any]:
 def main() -> None:
     """Build the conversations, run both arms on copies and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--conversations", type=int, default=1000)
-    parser.add_argument("--pairs", type=int, default=100)
-    parser.add_argument("--threads", type=int, default=4, help="flow runs at a time")
+    parser.add_argument("--conversations", type=int, default=40)
+    parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=4, help="merges at a time")
+    parser.add_argument("--arms", default="loop,batch", help="of loop, batch, flow")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: temp)")
     args = parser.parse_args()
     folder = args.dir or Path(tempfile.mkdtemp(prefix="membank-session-merge-"))
@@ -144,19 +198,23 @@ def main() -> None:
         results: dict[str, Any] = {
             "conversations": args.conversations,
             "pairs": args.pairs,
-            "flow_threads": args.threads,
+            "threads": args.threads,
         }
-        for name, arm in (("loop", loop_arm), ("flow", flow_arm)):
+        arms = args.arms.split(",")
+        for name in arms:
             uri = str(folder / name)
             shutil.copytree(source, uri)
-            seconds = arm(uri, args.conversations, args.pairs, args.threads)
+            seconds = ARMS[name](uri, args.conversations, args.pairs, args.threads)
             figures = check(uri, args.conversations, args.pairs)
             rate = args.conversations / seconds
             print(f"{name}: {seconds:.1f} s, {rate:.1f} conversations/s, {figures}")
             results[name] = {"seconds": round(seconds, 2), "per_second": round(rate, 2), **figures}
-        results["flow_throughput_over_loop"] = round(
-            results["flow"]["per_second"] / results["loop"]["per_second"], 2
-        )
+        for name in arms[1:]:
+            results[f"{name}_over_loop_seconds"] = round(
+                results[name]["seconds"] / results["loop"]["seconds"], 2
+            )
+        if "batch" in results:
+            results["batch_within_1_5x"] = results["batch_over_loop_seconds"] <= 1.5
         print(json.dumps(results))
     finally:
         if args.dir is None:

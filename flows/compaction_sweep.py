@@ -18,6 +18,7 @@ from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from flows.runners import sweep_task_runner
 from flows.tasks import bank_task, publish_table
 from memory.context import Context
 from memory.models import Bank
@@ -133,7 +134,7 @@ def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRo
     return BankRow(bank=bank.name, account=bank.account, partitions=0, failures=[failure])
 
 
-@flow(name="membank-compaction-sweep", log_prints=True)
+@flow(name="membank-compaction-sweep", log_prints=True, task_runner=sweep_task_runner())
 def compaction_sweep(data: str | None = None) -> list[BankRow]:
     """Compact every partition over a threshold in every bank with a trigger; report it."""
     ctx = open_context(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from prefect import flow, unmapped
 from pydantic import BaseModel
 
+from flows.runners import sweep_task_runner
 from flows.tasks import bank_task, publish_table
 from memory.context import Context
 from memory.ops import sweeps
@@ -54,7 +55,7 @@ def report_rows(rows: list[RetentionRow]) -> list[dict[str, object]]:
     return table
 
 
-@flow(name="membank-retention-sweep", log_prints=True)
+@flow(name="membank-retention-sweep", log_prints=True, task_runner=sweep_task_runner())
 def retention_sweep(data: str | None = None) -> list[RetentionRow]:
     """Apply retention to every bank with a retention period; indefinite banks keep every
     entry (their task only finishes a deletion a crash left unpruned)."""

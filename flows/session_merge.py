@@ -1,16 +1,26 @@
-"""Session-summary merging (deployment `membank-session-merge/merge`): one retried task over
-`memory.ops.agents.merge_conversation`, and the trigger that starts the deployment.
+"""Session-summary merging (deployments `membank-session-merge/merge` and
+`membank-session-merge-batch/merge-batch`): one retried task over
+`memory.ops.agents.merge_conversation`, and the triggers that start the deployments.
 
 `end_conversation(..., trigger=deployment_trigger())` returns as soon as the run is
 scheduled (`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path.
-Retrying is safe: a summary records the ids of the messages it covers, so a retried or
-repeated merge adds nothing twice.
+A flow run costs about a second of orchestration around a merge of a few tenths, so
+conversations that end together are better merged as tasks of one run:
+`batching_trigger()` collects the merges asked for within `window` seconds and schedules one
+run of the batch deployment for all of them (each merge in exactly one batch; merges of one
+user still wait for each other's lock). Retrying is safe: a summary records the ids of the
+messages it covers, so a retried or repeated merge adds nothing twice.
 """
 
 from __future__ import annotations
 
-from prefect import flow, task
+import threading
+from typing import Any
+
+from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
+from pydantic import BaseModel
 
 from flows.compaction_sweep import LLM_TAG
 from flows.retry import transient
@@ -26,6 +36,22 @@ from memory.wiring import open_context
 FLOW_NAME = "membank-session-merge"
 DEPLOYMENT = f"{FLOW_NAME}/merge"
 """The deployment in prefect.yaml that `deployment_trigger` starts."""
+BATCH_FLOW_NAME = "membank-session-merge-batch"
+BATCH_DEPLOYMENT = f"{BATCH_FLOW_NAME}/merge-batch"
+"""The deployment in prefect.yaml that `batching_trigger` starts."""
+BATCH_THREADS = 4
+"""Merges of one batch run at once (merges of one user still take turns)."""
+BATCH_WINDOW_SECONDS = 0.5
+"""How long `batching_trigger` collects merges before it schedules their batch."""
+
+
+class MergeItem(BaseModel):
+    """One merge of a batch: an ended conversation of a user x agent."""
+
+    user: str
+    agent: str
+    conversation: str
+    max_tokens: int = DEFAULT_SUMMARY_TOKENS
 
 
 @task(
@@ -73,6 +99,39 @@ def session_merge_flow(
     return summary
 
 
+@flow(
+    name=BATCH_FLOW_NAME,
+    log_prints=True,
+    task_runner=ThreadPoolTaskRunner(max_workers=BATCH_THREADS),  # type: ignore[arg-type]
+)
+def session_merge_batch_flow(
+    merges: list[MergeItem], data: str | None = None, account: str | None = None
+) -> list[SessionSummary | None]:
+    """Merge several ended conversations, each as a task of this one flow run (one run's
+    orchestration for the batch); a failed merge fails its task, the others go on."""
+    futures = merge_task.map(
+        [m.user for m in merges],
+        [m.agent for m in merges],
+        [m.conversation for m in merges],
+        [m.max_tokens for m in merges],
+        data=unmapped(data),
+        account=unmapped(account),
+    )
+    summaries: list[SessionSummary | None] = []
+    failed = 0
+    for future in futures:
+        future.wait()
+        if future.state.is_completed():
+            summaries.append(future.result())
+        else:
+            failed += 1
+            summaries.append(None)
+    print(f"{len(merges) - failed} of {len(merges)} conversations merged, {failed} failed")
+    if failed:
+        raise RuntimeError(f"{failed} of {len(merges)} merges failed (retried next time asked)")
+    return summaries
+
+
 def deployment_trigger(data: str | None = None) -> SessionMergeTrigger:
     """Return a trigger that schedules the `membank-session-merge/merge` deployment and
     returns at once (PREFECT_API_URL names the server; a worker runs the merge)."""
@@ -102,3 +161,56 @@ def flow_trigger(data: str | None = None) -> SessionMergeTrigger:
         )
 
     return trigger
+
+
+class _Batcher:
+    """Collects merge requests and schedules one batch run per account every `window`."""
+
+    def __init__(self, data: str | None, window: float, schedule: Any) -> None:
+        self._data = data
+        self._window = window
+        self._schedule = schedule
+        self._pending: dict[str, dict[tuple[str, str, str], MergeItem]] = {}
+        self._timer: threading.Timer | None = None
+        self._guard = threading.Lock()
+
+    def __call__(self, request: SessionMergeRequest) -> None:
+        item = MergeItem(
+            user=request.user,
+            agent=request.agent,
+            conversation=request.conversation,
+            max_tokens=request.max_tokens,
+        )
+        with self._guard:
+            batch = self._pending.setdefault(request.account, {})
+            batch[(item.user, item.agent, item.conversation)] = item  # asked twice: once
+            if self._timer is None:
+                self._timer = threading.Timer(self._window, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        """Schedule what was collected now (each request in exactly one batch)."""
+        with self._guard:
+            pending, self._pending = self._pending, {}
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+        for account, items in pending.items():
+            self._schedule(list(items.values()), self._data, account)
+
+
+def _run_batch_deployment(items: list[MergeItem], data: str | None, account: str) -> None:
+    from prefect.deployments import run_deployment
+
+    parameters = {"merges": [i.model_dump() for i in items], "data": data, "account": account}
+    run_deployment(BATCH_DEPLOYMENT, parameters=parameters, timeout=0)
+
+
+def batching_trigger(data: str | None = None, *, window: float = BATCH_WINDOW_SECONDS) -> _Batcher:
+    """Return a trigger that collects the merges asked for within `window` seconds and
+    schedules one run of the `membank-session-merge-batch/merge-batch` deployment per
+    account for them; returns at once. `flush()` schedules what is collected now: call it
+    before the process exits, or a batch still collecting is lost with the process (its
+    conversations stay in working memory, unmerged, until merged again)."""
+    return _Batcher(data, window, _run_batch_deployment)

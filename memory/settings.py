@@ -43,6 +43,22 @@ class Settings(BaseSettings):
     """The window of `api_rate_limit`, in seconds."""
     api_job_retry_after: int = 5
     """Seconds a 429 for too many jobs asks a client to wait, when the pool says nothing."""
+    leases: str = "none"
+    """The lease service that makes locks on object storage hold across machines:
+    `prefect` (Prefect's global concurrency limits) or `none` (default: per-process locks
+    there; local folders always use file locks). See `memory.leases`."""
+    lease_url: str | None = None
+    """The Prefect API the leases come from; unset: PREFECT_API_URL."""
+    lease_seconds: float = 60.0
+    """How long a lease lasts unrenewed (at least 60, Prefect's floor): how long a holder
+    that died keeps the others waiting."""
+    task_runner: str = "threads"
+    """How a sweep runs its tasks: `threads` (Prefect's thread pool, default) or `dask`
+    (prefect-dask against `dask_address`, or a local cluster of `dask_workers`)."""
+    dask_address: str | None = None
+    """The Dask scheduler (tcp://host:8786) of `task_runner=dask`; unset: a local cluster."""
+    dask_workers: int = 2
+    """Worker processes of the local Dask cluster when no `dask_address` is given."""
 
 
 def checked_uri(given: str | None, settings: Settings) -> str:

@@ -11,6 +11,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from memory.errors import InvalidInput, StorageError
+from memory.leases import prefect as prefect_leases
 from memory.store import locks
 
 
@@ -114,3 +118,46 @@ def test_none_waits_for_the_holder(tmp_path: Path) -> None:
     with locks.bank_lock(uri, "b", timeout=None) as held:  # blocks in the kernel until freed
         assert held
     thread.join()
+
+
+# which lock serves which storage ----------------------------------------------------------
+
+
+def test_only_object_storage_with_a_lease_service_spans_machines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMBANK_LEASES", raising=False)
+    assert not locks.spans_machines(str(tmp_path))
+    assert not locks.spans_machines("s3://bucket/data")
+    monkeypatch.setenv("MEMBANK_LEASES", "prefect")
+    monkeypatch.setenv("MEMBANK_LEASE_URL", "http://127.0.0.1:1/api")
+    assert locks.spans_machines("s3://bucket/data")
+    assert not locks.spans_machines(str(tmp_path))  # a folder keeps its file locks
+    with locks.partition_lock(str(tmp_path), "b", "k", timeout=0) as held:
+        assert held  # taken without asking the (unreachable) lease service
+
+
+def test_a_lease_setting_that_names_no_service_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMBANK_LEASES", "zookeeper")
+    with pytest.raises(InvalidInput, match=r"MEMBANK_LEASES=.zookeeper.*prefect"):
+        locks.spans_machines("s3://bucket/data")
+    monkeypatch.setenv("MEMBANK_LEASES", "prefect")
+    monkeypatch.delenv("MEMBANK_LEASE_URL", raising=False)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with pytest.raises(InvalidInput, match="MEMBANK_LEASE_URL or PREFECT_API_URL"):
+        locks.spans_machines("s3://bucket/data")
+
+
+def test_an_unreachable_lease_service_fails_the_lock_with_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMBANK_LEASES", "prefect")
+    monkeypatch.setenv("MEMBANK_LEASE_URL", "http://127.0.0.1:1/api")
+    monkeypatch.setattr(prefect_leases, "UNAVAILABLE_SECONDS", 0.0)  # asked once, not 30 s
+    with (
+        pytest.raises(StorageError, match=r"lease service at http://127.0.0.1:1/api cannot"),
+        locks.partition_lock("s3://bucket/data", "b", "k", timeout=None),
+    ):
+        pytest.fail("the block ran without its lease")

@@ -46,6 +46,7 @@ from memory.compaction.apply import compact_partition
 from memory.context import Context
 from memory.errors import NotFound
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
+from memory.ops import sweeps
 from memory.store import filters
 from memory.store.lance import LanceStore, entries_table_name
 from memory.store.retry import race_of
@@ -363,6 +364,19 @@ def test_cli_write_search_load_forget(s3: S3, prefix: str, ctx: Context) -> None
     assert forgotten.json() == {"forgotten": secret}
     assert entries.load(local, bank, "k") == []
     assert s3.keys_containing(prefix, PASSPORT.encode()) == []
+
+
+def test_verify_says_what_object_storage_without_leases_does_not_guarantee(
+    s3: S3, prefix: str, ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    banks.create(ctx, BankCreate(name="chat", type="conversation"))
+    checked = _membank(s3.uri(prefix), "verify", "--all")
+    assert checked.code == 0, checked.err
+    assert "without a lease service (MEMBANK_LEASES=prefect)" in checked.err
+    assert "7-day cleanup" in checked.err
+    monkeypatch.setenv("MEMBANK_LEASES", "prefect")
+    monkeypatch.setenv("MEMBANK_LEASE_URL", "http://127.0.0.1:1/api")  # configured, not asked
+    assert sweeps.lock_note(ctx) is None
 
 
 # two processes at once ---------------------------------------------------------------------

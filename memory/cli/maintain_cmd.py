@@ -50,12 +50,15 @@ def _run(args: argparse.Namespace, command: str) -> int:
     """Verify or maintain BANK or every bank; one bank's error is the command's (exit 3
     when it does not exist), while --all reports each bank's and goes on."""
     from memory.cli.output import progress_bar
-    from memory.ops import maintenance
+    from memory.ops import maintenance, sweeps
 
     action = {"maintain": maintenance.maintain, "verify": maintenance.verify}[command]
     request = maintenance.MaintenanceRequest(bank=None if args.all else args.bank)
+    ctx = context(args)
     with progress_bar(None, " banks") as progress:
-        results = action(context(args), request, progress)
+        results = action(ctx, request, progress)
+    if (note := sweeps.lock_note(ctx)) and command == "verify":  # what no check can see
+        sys.stderr.write(f"membank: note: {note}\n")
     return _report(args, results, command)
 
 

@@ -6,16 +6,19 @@ keeps its error (`JobRecord.failure`); a transport maps it as it maps the same e
 direct call (REST: `memory.api.errors.status_of`), so no mapper is passed in here.
 
 A job belongs to one account; another account asking for it gets the same 404 as for a job
-that never existed. At most `max_pending` jobs of an account wait or run at once. Finished
-jobs are kept (newest `keep` of them) so their status and files can be fetched.
+that never existed. Fairness: at most `max_pending` jobs of an account wait or run at once
+(more is TooManyJobs, whose `retry_after` says in how many seconds to try again: REST sends it
+as `Retry-After`), and at most `max_running` of them run at once, so one account's burst
+never holds every worker: queued jobs start account by account in turn. Finished jobs are
+kept (newest `keep` of them) so their status and files can be fetched.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
+import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,7 +34,21 @@ JobStatus = Literal["queued", "running", "succeeded", "failed"]
 
 
 class TooManyJobs(MembankError):
-    """The account already has `max_pending` jobs queued or running (REST: a 429)."""
+    """The account already has `max_pending` jobs queued or running (REST: a 429).
+
+    Attributes:
+        retry_after: whole seconds after which a retry may find room (REST: `Retry-After`),
+            from how long the account's jobs have taken so far.
+    """
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+RETRY_AFTER_DEFAULT = 5
+"""Seconds of `retry_after` before any job of the account has finished."""
+RETRY_AFTER_MAX = 300
 
 
 @dataclass
@@ -70,6 +87,9 @@ class JobLimits:
     """Threads running jobs (exports, compactions, test compactions)."""
     max_pending: int = 16
     """Jobs an account may have queued or running at once; more is TooManyJobs."""
+    max_running: int | None = None
+    """Jobs of one account running at once (None: half the workers, at least 1), so one
+    account cannot fill the pool while others wait."""
     keep: int = 500
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
 
@@ -82,6 +102,7 @@ class Jobs:
         max_pending: jobs one account may have queued or running.
         keep: finished jobs remembered; older ones are dropped with their files.
         clock: tells the times shown on jobs.
+        max_running: jobs of one account running at once (None: half the workers, >= 1).
     """
 
     def __init__(
@@ -91,13 +112,29 @@ class Jobs:
         max_pending: int,
         keep: int,
         clock: Clock | None = None,
+        max_running: int | None = None,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="membank-job")
+        self._workers = workers
         self._max_pending = max_pending
+        self._max_running = max(1, max_running if max_running is not None else workers // 2)
         self._keep = keep
         self._clock = clock or SystemClock()
         self._jobs: OrderedDict[str, JobRecord] = OrderedDict()
         self._futures: dict[str, Future[None]] = {}
+        self._finished: dict[str, threading.Event] = {}
+        self._queued: OrderedDict[str, deque[tuple[JobRecord, Callable[[JobRecord], Any]]]] = (
+            OrderedDict()
+        )
+        """Jobs not yet started, per account (an account with none is not listed)."""
+        self._served: dict[str, int] = {}
+        """When each account last had a job started (a turn number): the next start goes to
+        the account waiting longest."""
+        self._turn = 0
+        self._running: Counter[str] = Counter()
+        self._took: dict[str, float] = {}
+        """Seconds the account's last finished job took (for `retry_after`)."""
+        self._closed = False
         self._lock = threading.Lock()
 
     def submit(
@@ -117,7 +154,8 @@ class Jobs:
             if pending >= self._max_pending:
                 raise TooManyJobs(
                     f"{pending} jobs of this account are queued or running: wait for one "
-                    "to finish (poll its status_url), then retry"
+                    "to finish (poll its status_url), then retry",
+                    retry_after=self._retry_after(account, pending),
                 )
             record = JobRecord(
                 id=uuid.uuid4().hex,
@@ -127,13 +165,40 @@ class Jobs:
                 details=dict(details or {}),
             )
             self._jobs[record.id] = record
+            self._finished[record.id] = threading.Event()
+            self._queued.setdefault(account, deque()).append((record, work))
             self._forget_old()
-        self._futures[record.id] = self._pool.submit(self._run, record, work)
+            self._dispatch()
         return record
+
+    def _retry_after(self, account: str, pending: int) -> int:
+        """Seconds until one of the account's `pending` jobs is likely to have finished."""
+        took = self._took.get(account)
+        if took is None:
+            return RETRY_AFTER_DEFAULT
+        waves = max(1, -(-(pending - self._max_running + 1) // self._max_running))
+        return int(min(max(1.0, took * waves), RETRY_AFTER_MAX))
+
+    def _dispatch(self) -> None:
+        """Start queued jobs while workers are free, account by account in turn, never
+        more than `max_running` of one account (called under `_lock`)."""
+        while not self._closed and sum(self._running.values()) < self._workers:
+            ready = [a for a, q in self._queued.items() if self._running[a] < self._max_running]
+            if not ready:
+                return
+            chosen = min(ready, key=lambda a: self._served.get(a, -1))  # longest unserved
+            record, work = self._queued[chosen].popleft()
+            if not self._queued[chosen]:
+                del self._queued[chosen]
+            self._turn += 1
+            self._served[chosen] = self._turn
+            self._running[chosen] += 1
+            self._futures[record.id] = self._pool.submit(self._run, record, work)
 
     def _run(self, record: JobRecord, work: Callable[[JobRecord], Any]) -> None:
         record.status = "running"
         record.started_at = self._clock.now()
+        began = time.monotonic()
         try:
             record.result = work(record)
             record.status = "succeeded"
@@ -146,7 +211,14 @@ class Jobs:
             record.status = "failed"
         finally:
             record.finished_at = self._clock.now()
-            self._futures.pop(record.id, None)
+            with self._lock:
+                self._futures.pop(record.id, None)
+                self._running[record.account] -= 1
+                self._took[record.account] = time.monotonic() - began
+                self._dispatch()
+                finished = self._finished.get(record.id)
+            if finished is not None:
+                finished.set()
 
     def get(self, account: str, job_id: str) -> JobRecord:
         """Return the account's job `job_id`; NotFound for no such job (or another account's)."""
@@ -158,21 +230,24 @@ class Jobs:
 
     def wait(self, record: JobRecord, seconds: float) -> None:
         """Wait up to `seconds` for the job to finish."""
-        future = self._futures.get(record.id)
-        if future is None or seconds <= 0:
+        finished = self._finished.get(record.id)
+        if finished is None or seconds <= 0:
             return
-        with contextlib.suppress(TimeoutError):
-            future.result(timeout=seconds)
+        finished.wait(timeout=seconds)
 
     def _forget_old(self) -> None:
         finished = [j for j in self._jobs.values() if j.done]
         for old in finished[: max(len(finished) - self._keep, 0)]:
             self._jobs.pop(old.id, None)
+            self._finished.pop(old.id, None)
             if old.file is not None:
                 old.file.unlink(missing_ok=True)
 
     def shutdown(self) -> None:
         """Stop taking jobs; let running ones finish, drop queued ones."""
+        with self._lock:
+            self._closed = True
+            self._queued.clear()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -180,5 +255,9 @@ def open_jobs(limits: JobLimits | None = None, clock: Clock | None = None) -> Jo
     """Return a job pool with `limits` (the default ones if None); `shutdown()` it when done."""
     chosen = limits or JobLimits()
     return Jobs(
-        workers=chosen.workers, max_pending=chosen.max_pending, keep=chosen.keep, clock=clock
+        workers=chosen.workers,
+        max_pending=chosen.max_pending,
+        keep=chosen.keep,
+        clock=clock,
+        max_running=chosen.max_running,
     )

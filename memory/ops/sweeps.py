@@ -19,6 +19,7 @@ from memory.compaction.scan import evaluate_bank
 from memory.models import Bank
 from memory.ops.banks import get
 from memory.retention import RetentionResult
+from memory.store.locks import is_local, spans_machines
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -31,6 +32,7 @@ __all__ = [
     "check",
     "compact",
     "every_bank",
+    "lock_note",
     "prune",
     "retain",
 ]
@@ -96,3 +98,21 @@ def retain(ctx: Context, bank_id: str) -> RetentionResult:
     """Delete one bank's expired entries for good (old versions pruned); on any bank, finish
     a deletion an earlier run left unpruned."""
     return retention.apply_retention(ctx, get(ctx, bank_id))
+
+
+UNGUARDED = (
+    "on object storage without a lease service (MEMBANK_LEASES=prefect) locks hold within one "
+    "process only: prunes, carried-turn rewrites, compactions and session merges of two "
+    "processes or machines do not wait for each other (commits stay safe), and a copy of "
+    "deleted rows that a rewrite losing a race leaves in a file no version references is "
+    "removed only by LanceDB's 7-day cleanup; verify does not see such files"
+)
+
+
+def lock_note(ctx: Context) -> str | None:
+    """Return what the storage's locks do not guarantee (object storage without a lease
+    service), or None (a local folder, or leases configured)."""
+    where = ctx.store.location
+    if is_local(where) or spans_machines(where):
+        return None
+    return UNGUARDED

@@ -14,7 +14,7 @@ import lancedb
 
 from memory.errors import StorageError
 from memory.store import segments
-from memory.store.locks import is_local, pruning, writing
+from memory.store.locks import is_local, pruning, spans_machines, writing
 from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
 from memory.store.segments import StoreTuning
 from memory.types.problems import engine_text
@@ -56,7 +56,8 @@ class Connection:
         self._lookups: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
         """Registry look-ups by (account, filter), each with the registry version read."""
         unverified = self.tuning.delete_unverified
-        self._delete_unverified = is_local(uri) if unverified is None else unverified
+        local_or_leased = is_local(uri) or spans_machines(uri)  # writes in flight are locked out
+        self._delete_unverified = local_or_leased if unverified is None else unverified
 
     def _on_latest(self, table: Any, action: Callable[[Any], T]) -> T:
         """Run a short read or commit; if another process pruned the files under it, reload

@@ -6,9 +6,18 @@ long export never loses its files midway and no write in flight loses its new fi
 On a local LanceDB folder the lock is an `flock` on a file under `<uri>/_locks/`: it holds
 across processes and threads, and the kernel releases it when its holder dies (even by
 `kill -9`), so a crash never leaves a partition locked. Keys hash onto LOCK_STRIPES files
-per bank: two keys sharing a stripe only wait for each other. On object storage the lock
-is in-process; the store-level conflict check in `apply` keeps
-concurrent compactions from different machines safe.
+per bank: two keys sharing a stripe only wait for each other.
+
+On object storage the lock is a lease from the lease service when one is configured
+(`memory.leases`, e.g. `MEMBANK_LEASES=prefect`): it holds across processes and machines, and
+a holder that dies frees it when its lease lapses (60 s or more). The versions pair becomes a
+limit of VERSION_SLOTS slots: reads and writes take one each, a prune takes them all. Then a
+prune may also delete files no version references (`spans_machines`), so a rewrite that lost
+a race leaves no copy of deleted rows behind. Without a service the lock on object storage is
+in-process only: LanceDB's conditional commits and the store-level conflict check in `apply`
+keep concurrent writers and compactions correct, but a prune deletes no unreferenced file
+(another machine's write in flight may own it), so such a copy waits for LanceDB's 7-day
+cleanup.
 """
 
 from __future__ import annotations
@@ -23,10 +32,14 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from memory import leases
 from memory.errors import StorageError
 from memory.retry import RetryPolicy
 
 LOCK_STRIPES = 1024
+VERSION_SLOTS = 64
+"""Slots of a table's versions lease: at most this many reads and writes at once across
+machines, and a prune waits until it holds all of them."""
 POLL_SECONDS = 0.05
 POLL = RetryPolicy(
     attempts=None,
@@ -44,6 +57,21 @@ _guard = threading.Lock()
 def is_local(uri: str) -> bool:
     """Return True for a local folder (where these locks hold across processes)."""
     return "://" not in uri or uri.startswith("file://")
+
+
+def spans_machines(uri: str) -> bool:
+    """Return True when a lease service covers the storage `uri`: its locks then hold
+    across machines, so a prune may delete files no version references (no other
+    machine's write can be in flight meanwhile). False for local folders (their file locks
+    hold across the processes of one machine) and for object storage without a service."""
+    return not is_local(uri) and leases.configured() is not None
+
+
+def _lease_name(uri: str, name: str) -> str:
+    """Return the lease service's name of the lock `name` on storage `uri` (the same on
+    every machine that opens the same URI)."""
+    digest = hashlib.sha256(f"{uri.rstrip('/')}\x00{name}".encode()).hexdigest()[:32]
+    return f"membank-{digest}"
 
 
 def _stripe(bank_id: str, key: str) -> str:
@@ -166,7 +194,14 @@ def pruning(uri: str, table: str) -> AbstractContextManager[None]:
 @contextmanager
 def _versions_lock(uri: str, table: str, *, shared: bool) -> Iterator[None]:
     if not is_local(uri):
-        yield
+        service = leases.configured()
+        if service is None:
+            yield
+            return
+        slots = 1 if shared else VERSION_SLOTS
+        name = _lease_name(uri, f"{table}.versions")
+        with service.hold(name, slots=slots, limit=VERSION_SLOTS, timeout=None):
+            yield
         return
     with _file_lock(uri, f"{table}.versions", None, shared=shared):
         yield
@@ -178,6 +213,11 @@ def _named_lock(
 ) -> Iterator[bool]:
     if is_local(uri):
         with _file_lock(uri, name, timeout, poll=poll) as held:
+            yield held
+        return
+    service = leases.configured()
+    if service is not None:
+        with service.hold(_lease_name(uri, name), slots=1, limit=1, timeout=timeout) as held:
             yield held
         return
     with _guard:

@@ -105,3 +105,67 @@ def test_the_demo_step_shows_the_summary_and_the_preference_in_conversation_two(
     assert sum("(pre-loaded)" in line for line in second) == 1
     summary = session.session_summary(ctx, "maya", "concierge")
     assert summary is not None and summary.version == 1  # the re-run started from nothing
+
+
+def tell(ctx: Context, user: str, conversation: str, fact: str) -> None:
+    turns = [Turn(role="user", content=fact), Turn(role="assistant", content="Noted.")]
+    working.add_turns(ctx, conversation, turns, user=user, agent="concierge")
+
+
+def test_a_batch_merges_each_conversation_once_as_tasks_of_one_flow_run(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from flows.session_merge import MergeItem, session_merge_batch_flow
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    tell(ctx, "ann", "a1", "My favourite colour is teal.")
+    tell(ctx, "ann", "a2", "I work night shifts on Tuesdays.")
+    tell(ctx, "bob", "b1", "My daughter Ines plays the cello.")
+    asked = [("ann", "a1"), ("ann", "a2"), ("bob", "b1"), ("ann", "a1")]  # a1 asked twice
+    merges = [MergeItem(user=u, agent="concierge", conversation=c) for u, c in asked]
+
+    state = session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
+
+    assert state.is_completed()
+    ann = session.session_summary(ctx, "ann", "concierge")
+    bob = session.session_summary(ctx, "bob", "concierge")
+    assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
+    assert len(ann.covered_message_ids) == len(set(ann.covered_message_ids)) == 4
+    assert "teal" in ann.summary and "night shifts" in ann.summary
+    assert bob is not None and bob.conversations == ["b1"] and "Ines" in bob.summary
+
+
+def test_the_batching_trigger_schedules_one_run_for_conversations_ending_together(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    from flows.session_merge import batching_trigger, session_merge_batch_flow
+
+    deployment_id = session_merge_batch_flow.to_deployment(name="merge-batch").apply()
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    trigger = batching_trigger(data, window=600)  # flushed by hand below, not by the clock
+    for user, conversation in (("ann", "a1"), ("bob", "b1"), ("ann", "a2"), ("ann", "a1")):
+        tell(ctx, user, conversation, f"{user} said something in {conversation}.")
+        session.end_conversation(
+            ctx, user=user, agent="concierge", conversation=conversation, trigger=trigger
+        )
+    trigger.flush()
+    trigger.flush()  # nothing left: schedules nothing
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id]))
+        )
+    assert len(runs) == 1
+    assert runs[0].state is not None and runs[0].state.is_scheduled()  # a worker will run it
+    merges = runs[0].parameters["merges"]
+    assert [(m["user"], m["conversation"]) for m in merges] == [
+        ("ann", "a1"),
+        ("bob", "b1"),
+        ("ann", "a2"),
+    ]
+    assert runs[0].parameters["account"] == "acme"

@@ -11,6 +11,7 @@ from flow_support import artifact_table
 
 from memory import banks, entries, purge
 from memory.context import Context
+from memory.errors import InvalidInput
 from memory.models import EntryIn
 from memory.store.lance import LanceStore
 from memory.testing import HashingEmbedder
@@ -127,3 +128,49 @@ def test_retention_sweep_deletes_expired_entries_only(
     assert ("short", "acme", "30 days", "deleted", 4) in reported
     assert ("keep", "acme", "indefinite", "untouched", 0) in reported
     assert f"Storage: `{Path(data).resolve()}`" in published.description
+
+
+@pytest.mark.process
+@pytest.mark.slow
+def test_the_compaction_sweep_runs_its_tasks_on_a_local_dask_cluster(
+    prefect_api: None, data: str, writer: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prefect_dask.task_runners import DaskTaskRunner
+
+    from flows.compaction_sweep import compaction_sweep
+    from flows.runners import sweep_task_runner
+
+    monkeypatch.setenv("MEMBANK_TASK_RUNNER", "dask")
+    monkeypatch.setenv("MEMBANK_DASK_WORKERS", "2")
+    runner = sweep_task_runner()
+    assert isinstance(runner, DaskTaskRunner)
+    chat = make_bank(writer, "chat", max_turns=5)
+    originals = {
+        key: write_turns(writer, chat, key, 8, start=100 * i) for i, key in enumerate("abc")
+    }
+
+    rows = compaction_sweep.with_options(task_runner=runner)(data=data)
+
+    assert [(row.bank, row.partitions, row.compacted, row.failures) for row in rows] == [
+        ("chat", 3, 3, [])
+    ]
+    for key, written in originals.items():
+        stored = entries.load(writer, chat, key)
+        (summary,) = [e for e in stored if e.kind == "summary"]
+        kept = {e.id for e in stored if e.kind != "summary"}
+        assert set(summary.summary_of) | kept == {e.id for e in written}
+        assert not set(summary.summary_of) & kept
+
+
+def test_a_task_runner_setting_that_names_no_runner_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flows.runners import sweep_task_runner
+
+    monkeypatch.setenv("MEMBANK_TASK_RUNNER", "ray")
+    with pytest.raises(InvalidInput, match=r"MEMBANK_TASK_RUNNER=.ray.*threads or dask"):
+        sweep_task_runner()
+    monkeypatch.setenv("MEMBANK_TASK_RUNNER", "dask")
+    monkeypatch.setenv("MEMBANK_DASK_WORKERS", "0")
+    with pytest.raises(InvalidInput, match="MEMBANK_DASK_WORKERS must be at least 1"):
+        sweep_task_runner()
