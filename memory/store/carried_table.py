@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
@@ -15,7 +14,6 @@ from memory.errors import StorageError
 from memory.store import audit, carried, indices, neighbours, segments
 from memory.store.connection import Connection
 from memory.store.indices import FTS_COLUMN
-from memory.store.locks import pruning
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.schema import CONTEXT_COLUMN
 from memory.types.problems import engine_text
@@ -122,24 +120,13 @@ class CarriedTables(Connection):
         if table is None:
             return
 
-        def attempt() -> None:
-            table.checkout_latest()
-            with self._writing(table):
-                if _mostly_deleted(table.to_lance()):
-                    _rebuild_after_deletion(table, self._side_tuning)
-                else:
-                    segments.finish_deletion(table, self._side_tuning)
-            table.checkout_latest()
-            with pruning(self.uri, table.name):
-                segments.drop_old_versions(
-                    table.to_lance(), timedelta(0), delete_unverified=self._delete_unverified
-                )
-            table.checkout_latest()
+        def finish(table: Any) -> None:
+            if _mostly_deleted(table.to_lance()):
+                _rebuild_after_deletion(table, self._side_tuning)
+            else:
+                segments.finish_deletion(table, self._side_tuning)
 
-        try:
-            self.tuning.retry.run(attempt, when=lost_race, reset=table.checkout_latest)
-        except STORAGE_ERRORS as exc:
-            raise StorageError(f"pruning old versions failed: {engine_text(exc)}") from exc
+        self._prune_table(table, finish=finish)
 
     def index_documents(self, bank_id: str) -> pa.Table:
         """Return each chunk row's full-text document as searches see it: `entry_id`,

@@ -90,11 +90,17 @@ class Connection:
         local = self.uri.removeprefix("file://")
         return "://" not in local and not os.path.exists(local)
 
-    def _prune_table(self, table: Any) -> None:
+    def _prune_table(self, table: Any, *, finish: Callable[[Any], None] | None = None) -> None:
+        """Finish the table's deletions (`finish`, default: rewrite the fragments and index
+        segments holding deleted rows), then drop every old version, retried on races."""
+
         def attempt() -> None:
             table.checkout_latest()
             with self._writing(table):
-                segments.finish_deletion(table, self.tuning)
+                if finish is None:
+                    segments.finish_deletion(table, self.tuning)
+                else:
+                    finish(table)
             table.checkout_latest()
             # streaming readers (exports) and writes in flight hold the table shared: wait
             with pruning(self.uri, table.name):
