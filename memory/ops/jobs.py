@@ -38,16 +38,15 @@ class TooManyJobs(MembankError):
 
     Attributes:
         retry_after: whole seconds after which a retry may find room (REST: `Retry-After`),
-            from how long the account's jobs have taken so far.
+            from how long the account's jobs have taken so far; None before any of them
+            finished (the server's own `job_retry_after` answers then).
     """
 
-    def __init__(self, message: str, *, retry_after: int) -> None:
+    def __init__(self, message: str, *, retry_after: int | None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-RETRY_AFTER_DEFAULT = 5
-"""Seconds of `retry_after` before any job of the account has finished."""
 RETRY_AFTER_MAX = 300
 
 
@@ -171,11 +170,12 @@ class Jobs:
             self._dispatch()
         return record
 
-    def _retry_after(self, account: str, pending: int) -> int:
-        """Seconds until one of the account's `pending` jobs is likely to have finished."""
+    def _retry_after(self, account: str, pending: int) -> int | None:
+        """Seconds until one of the account's `pending` jobs is likely to have finished
+        (None: none has finished yet, so there is nothing to go by)."""
         took = self._took.get(account)
         if took is None:
-            return RETRY_AFTER_DEFAULT
+            return None
         waves = max(1, -(-(pending - self._max_running + 1) // self._max_running))
         return int(min(max(1.0, took * waves), RETRY_AFTER_MAX))
 
