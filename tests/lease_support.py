@@ -109,7 +109,7 @@ def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str, r
     import compaction_support
 
     from memory import banks
-    from memory.compaction.apply import compact_partition, set_checkpoint
+    from memory.compaction.apply import compact_partition
     from memory.testing import PlainCompleter
 
     def stop_at(at: str) -> None:
@@ -119,5 +119,4 @@ def compact_and_die(uri: str, account: str, bank_id: str, key: str, step: str, r
 
     ctx = compaction_support.worker_context(uri, account)
     ctx.completer = PlainCompleter
-    set_checkpoint(stop_at)
-    compact_partition(ctx, banks.get(ctx, bank_id), key)
+    compact_partition(ctx, banks.get(ctx, bank_id), key, checkpoint=stop_at)
