@@ -216,8 +216,9 @@ def merge_conversation(
 
 def _said(stored: working.StoredTurn) -> str:
     """Return what a turn tells the session summary: nothing for a tool's result (an id or
-    raw output; the call before it says what was done)."""
-    return "" if stored.turn.role == "tool" else stored.turn.text()
+    raw output; the call before it says what was done), and a tool call as `name: value`
+    phrases (`ChatMessage.prose`), never JSON a cut at the budget could leave open."""
+    return "" if stored.turn.role == "tool" else stored.turn.prose()
 
 
 def _speaker(stored: working.StoredTurn) -> str:

@@ -139,3 +139,23 @@ def test_a_session_summary_keeps_a_short_verbless_request(ctx: Context) -> None:
     working.add_turns(ctx, "c1", said, user="ann", agent="diner")
     merged = session.merge_conversation(ctx, user="ann", agent="diner", conversation="c1")
     assert merged is not None and "No onions." in merged.summary
+
+
+def test_a_session_summary_tells_a_tool_call_as_phrases_not_json(ctx: Context) -> None:
+    from memory.providers.toolchat import ToolCall
+
+    arguments = '{"content": "Maya is vegetarian.", "type": "preference", "tags": ["food"]}'
+    said = [
+        Turn(role="user", content="Remember that I am vegetarian."),
+        Turn(
+            role="assistant",
+            content="Noted.",
+            tool_calls=[ToolCall(id="c1", name="memory_remember", arguments=arguments)],
+        ),
+        Turn(role="tool", content='{"id": "m1"}', tool_call_id="c1", name="memory_remember"),
+    ]
+    working.add_turns(ctx, "c1", said, user="maya", agent="concierge")
+    merged = session.merge_conversation(ctx, user="maya", agent="concierge", conversation="c1")
+    assert merged is not None
+    assert "memory_remember" in merged.summary and "Maya is vegetarian" in merged.summary
+    assert "{" not in merged.summary
