@@ -5,7 +5,6 @@ stopped (`LanceStore` mixes this in)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +17,13 @@ from memory.store import (
     segments,
 )
 from memory.store.connection import Connection
+from memory.store.held_locks import Locks
 from memory.store.retry import STORAGE_ERRORS, lost_race
 from memory.types.entry_filter import EntryFilter
 from memory.types.problems import engine_text
 
 
-class Deletions(Connection):
+class Deletions(Connection, Locks):
     """Final deletions of a bank's entries and the finishing of pending ones."""
 
     if TYPE_CHECKING:  # provided by LanceStore
@@ -33,9 +33,6 @@ class Deletions(Connection):
         def _carried_holds_deleted(self, bank_id: str) -> bool: ...
         def _carried_audit(self, bank_id: str) -> audit.DeletionAudit | None: ...
         def delete_lab_copies(self, account: str, bank_id: str, predicate: str) -> int: ...
-        def bank_lock(
-            self, bank_id: str, *, timeout: float | None = None
-        ) -> AbstractContextManager[bool]: ...
         def delete_where(
             self,
             bank_id: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -24,10 +24,8 @@ from memory.errors import StorageError
 from memory.models import Entry
 from memory.store import (
     carried,
-    duplicates,
     filters,
     indices,
-    locks,
     neighbour_text,
     neighbours,
     queries,
@@ -44,6 +42,7 @@ from memory.store.lab_runs import LabRunsStore
 from memory.store.locks import reading
 from memory.store.pages import EntryPages
 from memory.store.registry import Registry
+from memory.store.repairs import Repairs
 from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.rows import rows_of, with_search_text
 from memory.store.schema import (
@@ -67,6 +66,7 @@ def entries_table_name(bank_id: str) -> str:
 
 class LanceStore(
     Deletions,
+    Repairs,
     CarriedTables,
     EntryReads,
     EntryPages,
@@ -317,60 +317,6 @@ class LanceStore(
         if prune:
             self._prune_table(table)
 
-    def duplicate_entry_ids(self, bank_id: str) -> list[str]:
-        """Return the ids stored as more than one entry (an old concurrent-ingest bug)."""
-        if not self.has_entries_table(bank_id):
-            return []
-        firsts = self.scan(bank_id, columns=["entry_id"], where=filters.HEAD_ROWS)
-        return duplicates.repeated(firsts.column("entry_id").to_pylist())
-
-    def keep_one_copy(self, bank_id: str, entry_ids: Sequence[str]) -> None:
-        """Keep one copy of each entry stored more than once: append one, then delete the
-        older copies (`duplicates`: a crash in between leaves an extra copy, never none)."""
-        if not entry_ids:
-            return
-        table = self._entries(bank_id)
-        if table is None:
-            return
-        where = filters.one_of("entry_id", list(entry_ids))
-        rows = self.scan(bank_id, columns=table.schema.names, where=where)
-        kept, marker = duplicates.one_copy(rows)
-        self.add_rows(bank_id, kept)
-        self.delete_where(
-            bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
-        )
-
-    def add_tags(self, bank_id: str, flt: EntryFilter, tags: Sequence[str]) -> int:
-        """Add `tags` to every entry `flt` matches (rows written before a layout stored them,
-        `membank maintain`); returns how many entries were rewritten.
-
-        Under the bank's lock, like `keep_one_copy`: one tagged copy of each chunk is
-        appended with a fresh `seq`, then the older copies are deleted and pruned (a crash in
-        between leaves two copies, which the next `maintain` keeps once). Ids, text, vectors
-        and index text are kept as they are.
-        """
-        table = self._entries(bank_id)
-        if table is None or flt.matches_nothing or not tags:
-            return 0
-        where = filters.where_of(flt) or "true"
-        with locks.bank_lock(self.uri, bank_id, timeout=None):
-            rows = self.scan(bank_id, columns=table.schema.names, where=where)
-            if rows.num_rows == 0:
-                return 0
-            kept, marker = duplicates.one_copy(rows)
-            tagged = [
-                list(dict.fromkeys([*(old or []), *tags])) for old in kept["tags"].to_pylist()
-            ]
-            field = kept.schema.field("tags")
-            kept = kept.set_column(
-                kept.schema.get_field_index("tags"), field, pa.array(tagged, field.type)
-            )
-            self.add_rows(bank_id, kept)
-            self.delete_where(
-                bank_id, f"({where}) AND seq < {int(marker)}", prune=True, carried_too=False
-            )
-        return len(set(kept["entry_id"].to_pylist()))
-
     def _carried_where(self, bank_id: str, predicate: str, flt: EntryFilter | None) -> str | None:
         """Return the predicate of the carried rows a deletion of `predicate` (`flt`) takes."""
         where = None if flt is None else carried.deleted_where(flt)
@@ -497,25 +443,3 @@ class LanceStore(
                 table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
             )
         return queries.with_score(result)
-
-    @contextmanager
-    def partition_lock(
-        self, bank_id: str, key: str, *, timeout: float | None = None
-    ) -> Iterator[bool]:
-        """Hold the partition's lock (one compaction or merge at a time); yields False when
-        not acquired within `timeout` seconds (0: try once; None: wait)."""
-        with locks.partition_lock(self.uri, bank_id, key, timeout=timeout) as held:
-            yield held
-
-    @contextmanager
-    def bank_lock(self, bank_id: str, *, timeout: float | None = None) -> Iterator[bool]:
-        """Hold the bank's lock (one delete-and-prune at a time); yields False when not
-        acquired within `timeout` seconds."""
-        with locks.bank_lock(self.uri, bank_id, timeout=timeout) as held:
-            yield held
-
-    @contextmanager
-    def names_lock(self, account: str) -> Iterator[None]:
-        """Hold the account's bank-name lock (one name claim at a time)."""
-        with locks.names_lock(self.uri, account):
-            yield
