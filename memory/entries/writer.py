@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory import banks, purge, validation
+from memory import banks, validation
 from memory.clock import as_utc
 from memory.config import Mode
 from memory.entries.chunking import Chunks, chunk_many
@@ -58,7 +58,7 @@ def write(
     (`store.add_new_rows`), and left out of the result.
 
     Nothing is written unless every item is valid. A deletion of this bank whose prune a
-    crash or a full disk stopped is finished first, when no one else holds the bank.
+    crash or a full disk stopped is finished first by the store (`EntryStore.append`).
     """
     if not items:
         return []
@@ -73,7 +73,6 @@ def write(
             for text in chunks.texts
         ]
     vectors = _embed(ctx, mode, embed_texts)
-    purge.finish(ctx, bank, wait=0)
     turns = bank.type == "conversation"
     return ctx.store.append(
         bank.id,

@@ -175,7 +175,12 @@ class LanceStore(
         under the bank's lock, so no deletion falls in between. With `unique`, an entry
         whose id the bank already holds is skipped, atomically per bank, and left out of
         the result.
+
+        A deletion of this bank whose prune a crash or a full disk stopped is finished
+        first when no one else holds the bank; if that prune fails again, its mark stays
+        (the next pass finishes it) and the write goes on.
         """
+        self.finish_deletion(bank_id, wait=0)
         table = pa.table(rows_of(written, split, stored_json, time.time_ns()))
         dims = int(vectors.shape[1])
         table = table.append_column(
