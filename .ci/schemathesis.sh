@@ -2,7 +2,8 @@
 # schemathesis (v4) against the REST API's /openapi.json, every check: zero 5xx, no schema
 # violations. Starts `membank api` on a fresh temporary store with a key of its own, runs a
 # bounded number of examples per operation, and stops the server whatever happens.
-# Revoking a key is left out: the stateful phase finds the run's own key id (GET /keys) and
+# The stateful phase follows the document's links (memory/api/openapi.py LINKS) and says at the
+# end how many it walked. Revoking a key is left out: the stateful phase finds the run's own key id (GET /keys) and
 # would revoke it, so every later call is a 401 (tests/api/test_api_scopes.py covers it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,10 @@ timeout 600 .venv/bin/schemathesis --config-file .ci/schemathesis.toml run "http
     --wait-for-schema 120 --checks all --max-examples "$EXAMPLES" --seed 1 \
     --generation-database none --no-color \
     --exclude-operation-id revoke_key_keys__key_id__delete \
-    -H "X-API-Key: $key" -H "Seclai-Version: 2026-08-03" || status=$?
+    -H "X-API-Key: $key" -H "Seclai-Version: 2026-08-03" | tee "$work/report.txt" \
+    || status=$?
+# how many of the OpenAPI links (create -> read -> change, job start -> job) were walked
+grep -m1 "API Links:" "$work/report.txt" | sed 's/^ */stateful: /' || true
 if [ "$status" -ne 0 ]; then
     echo "schemathesis failed (exit $status); server log:" >&2
     tail -n 50 "$work/server.log" >&2

@@ -26,6 +26,10 @@ a page of 20 of each, interleaved, through `ops.entries.load_page` (the REST rou
 a cursor into the middle of the long thread, the short thread's first page), and, as the
 baseline, the whole-thread load the route did before (`ops.entries.load`, then a slice).
 Median and p95 per arm. Target: the long thread's page within 1.5x of the short one's.
+
+`python bench/api.py --noisy [--writers 4] [--entry-kb 100] [--reads 40] [--noisy-rounds 3]`
+measures a noisy neighbour instead (issue 21; `bench/api_noisy.py`): one account's read p95
+while another writes large entries at full speed, against the same reads idle.
 """
 
 from __future__ import annotations
@@ -228,8 +232,11 @@ def thread_pages(long: int, short: int, repeat: int) -> None:
 
 
 def main() -> None:
+    from bench import api_noisy
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--thread-pages", action="store_true", help="measure thread pages only")
+    parser.add_argument("--noisy", action="store_true", help="measure a noisy neighbour only")
     parser.add_argument("--long", type=int, default=5000)
     parser.add_argument("--short", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=30)
@@ -238,7 +245,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--max-seconds", type=float, default=240.0)
+    api_noisy.add_arguments(parser)
     args = parser.parse_args()
+    if args.noisy:
+        api_noisy.run(args.writers, args.entry_kb, args.reads, args.noisy_rounds)
+        return
     if args.thread_pages:
         thread_pages(args.long, args.short, args.repeat)
         return

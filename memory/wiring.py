@@ -43,3 +43,12 @@ def completer_of(settings: Settings) -> Completer:
     from memory.providers import completer_for
 
     return completer_for(settings)
+
+
+def own_embedder_of(mode: Mode) -> Embedder:
+    """Return a new embedder for `mode`, not the shared one: MiniLM with an onnxruntime
+    session of its own, whose threads take the OS priority of the thread that makes it (the
+    REST API's write pool runs large writes on low-priority threads). Others: `embedder_of`."""
+    from memory.providers.embed import MINILM_NAME, MiniLMEmbedder
+
+    return MiniLMEmbedder() if mode.embedder == MINILM_NAME else embedder_of(mode)

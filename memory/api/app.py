@@ -34,6 +34,7 @@ from memory.api.routes import assistant, banks, entries, exports, jobs, layers, 
 from memory.api.routes import audit as audit_routes
 from memory.api.routes import keys as key_routes
 from memory.api.state import ApiLimits, ApiState
+from memory.api.writes import WritePool
 from memory.context import Context
 from memory.ops.audit import AuditRows
 
@@ -57,6 +58,7 @@ def create_app(
     exports_dir: Path | None = None,
     mounts: Sequence[tuple[str, ASGIApp]] = (),
     lifespans: Sequence[Lifespan] = (),
+    writes: WritePool | None = None,
 ) -> FastAPI:
     """Return the REST API app over `base`'s store.
 
@@ -70,6 +72,8 @@ def create_app(
         mounts: (path, ASGI app) pairs mounted under the API, e.g. the MCP server.
         lifespans: context managers entered while the server runs (after the job pool
             starts), e.g. the MCP session manager.
+        writes: the pool entry writes run in (default: 2 low-priority threads, one write
+            of an account at a time).
 
     Returns:
         The FastAPI application (serve it with uvicorn).
@@ -78,6 +82,7 @@ def create_app(
     folder = exports_dir or Path(tempfile.mkdtemp(prefix="membank-exports-"))
     owned = exports_dir is None
     state = ApiState.open(base, exports_dir=folder, keys=keys, limits=chosen)
+    pool = writes or WritePool()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -87,6 +92,7 @@ def create_app(
             try:
                 yield
             finally:
+                pool.close()
                 state.close()
                 if owned:
                     shutil.rmtree(folder, ignore_errors=True)
@@ -99,6 +105,7 @@ def create_app(
         responses=errors.ERROR_RESPONSES,
     )
     app.state.membank = state
+    app.state.membank_writes = pool
     errors.install(app, authenticate=deps.key_problem)
     openapi.install(app)
     routers = (

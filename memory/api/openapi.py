@@ -10,6 +10,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from memory.types.fields import MAX_RETENTION_DAYS, MAX_THRESHOLD
+
 CHANGES = ("post", "put", "patch", "delete")
 PUBLIC = ("/openapi.json", "/docs", "/redoc")
 _ERROR = {"$ref": "#/components/schemas/ErrorResponse"}
@@ -39,21 +41,19 @@ IF_MATCH = {
     "description": "Change only if the resource still has this ETag (else 412).",
     "schema": {"type": "string", "maxLength": 200},
 }
+_BANK = {"bank_id": "$response.body#/id"}
+_JOB = {"GetJob": ("get_job_jobs__job_id__get", {"job_id": "$response.body#/id"})}
 LINKS = {
     ("/memory_banks", "post"): {
-        "GetBank": ("get_bank_memory_banks__bank_id__get", {"bank_id": "$response.body#/id"}),
-        "UpdateBank": (
-            "update_bank_memory_banks__bank_id__put",
-            {"bank_id": "$response.body#/id"},
-        ),
-        "WriteEntry": (
-            "write_entry_memory_banks__bank_id__entries_post",
-            {"bank_id": "$response.body#/id"},
-        ),
-        "DeleteBank": (
-            "delete_bank_memory_banks__bank_id__delete",
-            {"bank_id": "$response.body#/id"},
-        ),
+        "GetBank": ("get_bank_memory_banks__bank_id__get", _BANK),
+        "UpdateBank": ("update_bank_memory_banks__bank_id__put", _BANK),
+        "WriteEntry": ("write_entry_memory_banks__bank_id__entries_post", _BANK),
+        "SearchBank": ("search_entries_memory_banks__bank_id__search_post", _BANK),
+        "GetStats": ("get_stats_memory_banks__bank_id__stats_get", _BANK),
+        "ListAgents": ("list_agents_memory_banks__bank_id__agents_get", _BANK),
+        "CompactNow": ("compact_now_memory_banks__bank_id__compact_post", _BANK),
+        "DeleteSource": ("delete_source_memory_banks__bank_id__source_delete", _BANK),
+        "DeleteBank": ("delete_bank_memory_banks__bank_id__delete", _BANK),
     },
     ("/memory_banks/{bank_id}/entries", "post"): {
         "GetEntry": (
@@ -64,7 +64,35 @@ LINKS = {
             "load_thread_memory_banks__bank_id__entries_get",
             {"bank_id": "$response.body#/bank_id", "key": "$response.body#/key"},
         ),
+        "ForgetEntry": (
+            "forget_entry_memory_banks__bank_id__entries__entry_id__delete",
+            {"bank_id": "$response.body#/bank_id", "entry_id": "$response.body#/id"},
+        ),
     },
+    ("/users/{user_id}/memories", "post"): {
+        "ListMemories": (
+            "list_memories_users__user_id__memories_get",
+            {"user_id": "$request.path.user_id"},
+        ),
+        "ForgetMemory": (
+            "forget_users__user_id__memories__memory_id__delete",
+            {"user_id": "$request.path.user_id", "memory_id": "$response.body#/id"},
+        ),
+    },
+    ("/authenticated/resource-exports", "post"): {
+        "GetExport": (
+            "get_export_authenticated_resource_exports__export_id__get",
+            {"export_id": "$response.body#/id"},
+        ),
+        "DownloadExport": (
+            "download_export_authenticated_resource_exports__export_id__download_get",
+            {"export_id": "$response.body#/id"},
+        ),
+    },
+    ("/memory_banks/{bank_id}/compact", "post"): _JOB,
+    ("/memory_banks/{bank_id}/test-compaction", "post"): _JOB,
+    ("/memory_banks/test-compaction", "post"): _JOB,
+    ("/users/{user_id}/conversations/end", "post"): _JOB,
     ("/keys", "post"): {
         "RevokeKey": (
             "revoke_key_keys__key_id__delete",
@@ -72,7 +100,8 @@ LINKS = {
         ),
     },
 }
-"""(path, method) of a create: links named to the operation ids of reads of what it made."""
+"""(path, method) of a create (201) or a job start (202): links named to the operation ids
+of reads and changes of what it made."""
 
 
 def install(app: FastAPI) -> None:
@@ -93,7 +122,33 @@ def install(app: FastAPI) -> None:
     app.openapi = document  # type: ignore[method-assign]
 
 
+def _ranges() -> dict[str, dict[str, Any]]:
+    """Return the documented rules of bank fields that pydantic's schema leaves out (they
+    are checked by validators): the stateful phase then makes banks it can follow links of."""
+    from memory.config import modes, templates
+
+    threshold = {"type": "integer", "minimum": 0, "maximum": MAX_THRESHOLD}
+    return {
+        "mode": {"type": "string", "enum": sorted(modes())},
+        "template": {"type": "string", "enum": sorted(templates())},
+        "max_tokens": threshold,
+        "max_turns": threshold,
+        "retention_days": {"type": "integer", "minimum": 1, "maximum": MAX_RETENTION_DAYS},
+    }
+
+
+def _document_bank_rules(schema: dict[str, Any]) -> None:
+    components = schema.get("components", {}).get("schemas", {})
+    rules = _ranges()
+    for name in ("BankCreate", "BankUpdate"):
+        fields = components.get(name, {}).get("properties", {})
+        for field, rule in rules.items():
+            if field in fields and "anyOf" in fields[field]:
+                fields[field]["anyOf"] = [rule, {"type": "null"}]
+
+
 def _add(schema: dict[str, Any]) -> None:
+    _document_bank_rules(schema)
     operation_ids = {
         op.get("operationId")
         for item in schema.get("paths", {}).values()
@@ -123,7 +178,7 @@ def _add(schema: dict[str, Any]) -> None:
                 if "412" in responses:
                     params.append(IF_MATCH)
             links = LINKS.get((path, method), {})
-            created = responses.get("201")
+            created = responses.get("201") or responses.get("202")
             if created is not None and links:
                 created["links"] = {
                     name: {"operationId": target, "parameters": parameters}

@@ -119,3 +119,30 @@ def test_openapi_declares_the_key_scheme_and_response_models(api: Api) -> None:
         "$ref": "#/components/schemas/Bank"
     }
     assert "404" in get_bank["responses"] and "401" in get_bank["responses"]
+
+
+def test_openapi_links_a_create_to_its_reads_and_a_job_start_to_its_job(api: Api) -> None:
+    with api.as_acme() as http:
+        spec = http.get("/openapi.json").json()
+    paths = spec["paths"]
+    ids = {op["operationId"] for item in paths.values() for op in item.values()}
+    created = paths["/memory_banks"]["post"]["responses"]["201"]["links"]
+    written = paths["/memory_banks/{bank_id}/entries"]["post"]["responses"]["201"]["links"]
+    compact = paths["/memory_banks/{bank_id}/compact"]["post"]["responses"]["202"]["links"]
+    assert {"GetBank", "UpdateBank", "WriteEntry", "DeleteBank"} <= set(created)
+    assert written["ForgetEntry"]["parameters"] == {
+        "bank_id": "$response.body#/bank_id",
+        "entry_id": "$response.body#/id",
+    }
+    assert compact["GetJob"]["parameters"] == {"job_id": "$response.body#/id"}
+    every = [
+        link
+        for item in paths.values()
+        for op in item.values()
+        for answer in op["responses"].values()
+        for link in answer.get("links", {}).values()
+    ]
+    assert every and all(link["operationId"] in ids for link in every)
+    # the validated ranges are in the document, so generated requests can be valid
+    mode = spec["components"]["schemas"]["BankCreate"]["properties"]["mode"]["anyOf"][0]
+    assert "balanced" in mode["enum"]

@@ -12,6 +12,7 @@ from memory.api.deps import Ctx
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
 from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import EntryWrite, Page
+from memory.api.writes import Writes
 from memory.context import Context
 from memory.models import Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks, entries
@@ -40,10 +41,13 @@ class ForgetReceipt(Forgotten):
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")
-def write_entry(ctx: Ctx, bank_id: str, body: EntryWrite, response: Response) -> Entry:
-    """Chunk, embed and store one entry (inline compaction may follow for its key)."""
+async def write_entry(
+    ctx: Ctx, pool: Writes, bank_id: str, body: EntryWrite, response: Response
+) -> Entry:
+    """Chunk, embed and store one entry (inline compaction may follow for its key); an
+    account's writes take turns in the write pool."""
     request = entries.WriteRequest(bank_id, items=[EntryIn(**body.model_dump())])
-    (entry,) = entries.write(ctx, request).entries
+    (entry,) = (await pool.run(ctx, lambda local: entries.write(local, request))).entries
     tagged(response, entry)
     return entry
 
