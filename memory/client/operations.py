@@ -15,9 +15,9 @@ from urllib.parse import quote
 from memory.accounts.keys import ApiKey, CreatedKey
 from memory.agents.memories import Memory, RecalledMemory
 from memory.agents.wipe import WipeReceipt
-from memory.api.routes.assistant import AcceptRequest, ConfigForBank, ConfigRequest
-from memory.api.routes.entries import ForgetReceipt, SearchResults
-from memory.api.routes.layers import EndConversation, Recalled, RecallRequest, RememberRequest
+from memory.api.models.assistant import AcceptRequest, ConfigForBank, ConfigRequest
+from memory.api.models.entries import ForgetReceipt, SearchResults
+from memory.api.models.layers import EndConversation, Recalled, RecallRequest, RememberRequest
 from memory.api.schemas import (
     EXPORTS_PATH,
     AgentRef,
