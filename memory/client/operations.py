@@ -224,6 +224,14 @@ def entries_load(bank_id: str, key: str, *, page_size: int = PAGE_SIZE) -> PageC
     return PageCall(_bank(bank_id, "/entries"), Entry.model_validate, {"key": key}, page_size)
 
 
+def entries_tagged(
+    bank_id: str, tag: str | None = None, *, page_size: int = PAGE_SIZE
+) -> PageCall[Entry]:
+    """Every entry carrying `tag` (None: every entry of the bank), oldest first."""
+    path = _bank(bank_id, "/tagged_entries")
+    return PageCall(path, Entry.model_validate, given(tag=tag), page_size)
+
+
 def entries_get(bank_id: str, entry_id: str) -> Call[Entry]:
     """One entry by id."""
     return Call("GET", _bank(bank_id, f"/entries/{seg(entry_id)}"), Entry.model_validate)

@@ -101,11 +101,6 @@ def test_unknown_filter_operator_is_refused(ctx: Context) -> None:
         store.search(("a",), filter={"n": {"$in": [1]}})
 
 
-def test_client_backend_is_not_there_yet(ctx: Context) -> None:
-    with pytest.raises(NotImplementedError, match="REST backend"):
-        MembankStore(client=object())
-
-
 @pytest.mark.process
 def test_memory_and_the_cli_do_not_import_langgraph() -> None:
     code = (
