@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from memory.agents.store_items import STORE_MARK
 from memory.errors import InvalidInput, NotFound
 from memory.models import BankCreate, Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks as bank_ops
@@ -20,8 +21,9 @@ from memory.ops.tagged import TaggedPageRequest, tagged_page
 if TYPE_CHECKING:
     from memory.context import Context
 
-MARK = "LangGraph store namespace (memory.integrations.langgraph.MembankStore)"
-"""Description of the banks the store makes; it reads and writes only banks carrying it."""
+MARK = STORE_MARK
+"""Description of the banks the store makes; it reads and writes only banks carrying it (the
+per-user wipe finds them by it: `memory.agents.store_items`)."""
 MAX_SEARCH = 1000
 """Most hits one search asks for (membank's own limit on k)."""
 
