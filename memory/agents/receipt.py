@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from memory.context import Context
     from memory.models import Bank
 
-Layer = Literal["working", "session", "long_term"]
+Layer = Literal["working", "session", "long_term", "langgraph"]
 
 
 class TableWipe(BaseModel):

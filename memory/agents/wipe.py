@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.agents import longterm, session, working
+from memory.agents import longterm, session, store_items, working
 from memory.agents.memories import check_user
 from memory.agents.receipt import Layer, TableWipe
 from memory.errors import StorageError
@@ -41,10 +41,15 @@ class Wiper(Protocol):
         ...
 
 
-WIPERS: tuple[Wiper, ...] = (working.wipe_user, session.wipe_user, longterm.wipe_user)
-"""Every layer's wiper, each one filtered final deletion of the user's rows. They run under
-the user's lock (the one session merges take), so their order does not matter: no merge
-runs between them."""
+WIPERS: tuple[Wiper, ...] = (
+    working.wipe_user,
+    session.wipe_user,
+    longterm.wipe_user,
+    store_items.wipe_user,
+)
+"""Every layer's wiper (and the LangGraph store's items of the user), each one filtered
+final deletion of the user's rows. They run under the user's lock (the one session merges
+take), so their order does not matter: no merge runs between them."""
 
 
 class WipeReceipt(BaseModel):

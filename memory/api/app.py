@@ -33,6 +33,7 @@ from memory.api.ratelimit import RateLimits
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.routes import audit as audit_routes
 from memory.api.routes import keys as key_routes
+from memory.api.routes import tagged as tagged_routes
 from memory.api.state import ApiLimits, ApiState
 from memory.api.writes import WritePool
 from memory.context import Context
@@ -112,6 +113,7 @@ def create_app(
         work.draft_router,  # /memory_banks/test-compaction, before /memory_banks/{bank_id}
         banks.router,
         entries.router,
+        tagged_routes.router,
         work.router,
         assistant.router,
         layers.router,

@@ -2,10 +2,11 @@
 
 The core's exceptions (`memory.errors`) map to 400 (InvalidInput), 404 (NotFound), 409
 (Conflict), 429 (TooManyJobs), 502 (ProviderError) and 503 (StorageError), in one table
-(`KINDS`) that the REST handlers, failed jobs and the MCP tool errors all read; request-shape
-errors are a 422 that names the field and what to send, never pydantic's internals;
-anything unexpected is a 500 with no detail (the request id ties it to the server's log),
-answered by the request guard only (`memory.api.middleware.Guard`).
+(`KINDS`, in `memory.api.models.errors`, free of FastAPI) that the REST handlers, failed
+jobs and the MCP tool errors all read; request-shape errors are a 422 that names the
+field and what to send, never pydantic's internals; anything unexpected is a 500 with no
+detail (the request id ties it to the server's log), answered by the request guard only
+(`memory.api.middleware.Guard`).
 """
 
 from __future__ import annotations
@@ -20,18 +21,16 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memory.errors import (
-    BankNotFound,
-    Conflict,
-    InvalidInput,
-    MembankError,
-    NotFound,
-    ProviderError,
-    StorageError,
-)
+from memory.api.models.errors import KINDS as KINDS
+from memory.api.models.errors import STATUS_CODES as STATUS_CODES
+from memory.api.models.errors import ErrorBody as ErrorBody
+from memory.api.models.errors import ErrorResponse as ErrorResponse
+from memory.api.models.errors import code_of as code_of
+from memory.api.models.errors import kind_of
+from memory.api.models.errors import status_of as status_of
+from memory.errors import BankNotFound, MembankError
 from memory.ops.jobs import TooManyJobs
 
 log = logging.getLogger("membank.api")
@@ -43,19 +42,6 @@ _PATH = re.compile(
 """An absolute file path under a usual root (a request path such as /memory_banks is not)."""
 
 
-class ErrorBody(BaseModel):
-    """What went wrong: a stable code and a message saying how to fix it."""
-
-    code: str
-    message: str
-
-
-class ErrorResponse(BaseModel):
-    """Every error response."""
-
-    error: ErrorBody
-
-
 class ApiError(Exception):
     """An error the API answers with `status` and `{"error": {"code", "message"}}`."""
 
@@ -65,33 +51,6 @@ class ApiError(Exception):
         self.code = code
         self.message = message
 
-
-STATUS_CODES = {
-    400: "invalid_input",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    412: "precondition_failed",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "invalid_request",
-    429: "too_many_requests",
-    500: "internal_error",
-    502: "provider_error",
-    503: "storage_error",
-}
-
-KINDS: list[tuple[type[MembankError], int, str]] = [
-    (InvalidInput, 400, "invalid input: {}"),
-    (NotFound, 404, "not found: {}"),
-    (Conflict, 409, "conflict: {}"),
-    (TooManyJobs, 429, "too many jobs: {}"),
-    (ProviderError, 502, "model provider failed: {} (retry later)"),
-    (StorageError, 503, "failed: {}"),
-]
-"""Each core error: its HTTP status, and how an MCP tool error tells it (`{}`: the message)."""
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": code.replace("_", " ")}
@@ -107,23 +66,6 @@ def error_json(
     """Return the JSON error response."""
     body = ErrorResponse(error=ErrorBody(code=code, message=message))
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
-
-
-def _kind(exc: MembankError) -> tuple[int, str]:
-    for kind, status, told in KINDS:
-        if isinstance(exc, kind):
-            return status, told
-    return 500, "failed: {}"
-
-
-def status_of(exc: MembankError) -> int:
-    """Return the HTTP status of a core exception."""
-    return _kind(exc)[0]
-
-
-def code_of(exc: MembankError | None) -> str:
-    """Return the error code of a core exception (None: an unexpected failure)."""
-    return "internal_error" if exc is None else STATUS_CODES.get(status_of(exc), "internal_error")
 
 
 def retry_after_of(request: Request, exc: TooManyJobs) -> int:
@@ -153,7 +95,7 @@ def told(exc: MembankError) -> str:
 
 def tool_message(exc: MembankError) -> str:
     """Return a core exception as an MCP tool error's text (what to change, in its words)."""
-    return _kind(exc)[1].format(told(exc))
+    return kind_of(exc)[1].format(told(exc))
 
 
 def unexpected_message(request_id: str) -> str:

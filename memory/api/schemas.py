@@ -12,7 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.api.errors import ErrorBody, code_of
+from memory.api.models.errors import ErrorBody, code_of
 from memory.config import Template
 from memory.ops import exports
 from memory.ops.jobs import JobRecord, JobStatus

@@ -99,10 +99,12 @@ class Banks(AsyncResource):
 
 
 class Entries(AsyncResource):
-    """`/memory_banks/{bank_id}/entries`: write, load a thread, get, forget."""
+    """`/memory_banks/{bank_id}/entries`: write, load a thread, list by tag, get,
+    forget."""
 
     write = async_op(op.entries_write)
     load = async_pages(op.entries_load)
+    tagged = async_pages(op.entries_tagged)
     get = async_op(op.entries_get)
     forget = async_op(op.entries_forget)
 

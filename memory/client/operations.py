@@ -15,9 +15,9 @@ from urllib.parse import quote
 from memory.accounts.keys import ApiKey, CreatedKey
 from memory.agents.memories import Memory, RecalledMemory
 from memory.agents.wipe import WipeReceipt
-from memory.api.routes.assistant import AcceptRequest, ConfigForBank, ConfigRequest
-from memory.api.routes.entries import ForgetReceipt, SearchResults
-from memory.api.routes.layers import EndConversation, Recalled, RecallRequest, RememberRequest
+from memory.api.models.assistant import AcceptRequest, ConfigForBank, ConfigRequest
+from memory.api.models.entries import ForgetReceipt, SearchResults
+from memory.api.models.layers import EndConversation, Recalled, RecallRequest, RememberRequest
 from memory.api.schemas import (
     EXPORTS_PATH,
     AgentRef,
@@ -222,6 +222,14 @@ def entries_write(
 def entries_load(bank_id: str, key: str, *, page_size: int = PAGE_SIZE) -> PageCall[Entry]:
     """Every entry of `key` (a thread), oldest first."""
     return PageCall(_bank(bank_id, "/entries"), Entry.model_validate, {"key": key}, page_size)
+
+
+def entries_tagged(
+    bank_id: str, tag: str | None = None, *, page_size: int = PAGE_SIZE
+) -> PageCall[Entry]:
+    """Every entry carrying `tag` (None: every entry of the bank), oldest first."""
+    path = _bank(bank_id, "/tagged_entries")
+    return PageCall(path, Entry.model_validate, given(tag=tag), page_size)
 
 
 def entries_get(bank_id: str, entry_id: str) -> Call[Entry]:

@@ -95,10 +95,12 @@ class Banks(SyncResource):
 
 
 class Entries(SyncResource):
-    """`/memory_banks/{bank_id}/entries`: write, load a thread, get, forget."""
+    """`/memory_banks/{bank_id}/entries`: write, load a thread, list by tag, get,
+    forget."""
 
     write = sync_op(op.entries_write)
     load = sync_pages(op.entries_load)
+    tagged = sync_pages(op.entries_tagged)
     get = sync_op(op.entries_get)
     forget = sync_op(op.entries_forget)
 

@@ -58,6 +58,18 @@ def test_user_at_tags_rows_with_the_user(ctx: Context) -> None:
     assert [row.content for row in rows] == ["alice's fact"]
 
 
+def test_user_wipe_reaches_the_store_items_of_the_user(ctx: Context) -> None:
+    from memory.ops import agents
+
+    store = MembankStore(context=ctx, user_at=1)
+    store.put(("memories", "alice"), "a", {"text": "alice likes green tea"})
+    store.put(("memories", "bob"), "b", {"text": "bob likes coffee"})
+    receipt = agents.wipe_user(ctx, agents.WipeRequest(user="alice"))
+    assert receipt.counts["langgraph"] == 1
+    assert store.get(("memories", "alice"), "a") is None
+    assert [item.key for item in store.search(("memories",))] == ["b"]
+
+
 def test_index_fields_choose_the_searched_text(ctx: Context) -> None:
     store = MembankStore(context=ctx, index_fields=["title"])
     store.put(("docs",), "d1", {"title": "volcano eruptions", "body": "ignored words"})
@@ -99,11 +111,6 @@ def test_unknown_filter_operator_is_refused(ctx: Context) -> None:
     store.put(("a",), "k", {"n": 1})
     with pytest.raises(InvalidInput, match=r"\$in"):
         store.search(("a",), filter={"n": {"$in": [1]}})
-
-
-def test_client_backend_is_not_there_yet(ctx: Context) -> None:
-    with pytest.raises(NotImplementedError, match="REST backend"):
-        MembankStore(client=object())
 
 
 @pytest.mark.process

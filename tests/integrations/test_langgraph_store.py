@@ -14,25 +14,58 @@ each sync test with its async twin where upstream has one. Adapted, and said whe
   mock-store plumbing (they test LangGraph's own classes, not a store), and
   `test_embed_with_path`'s score equalities (membank embeds an entry's text, chunked, not
   one vector per field; the field choice itself is tested in test_langgraph_mapping.py).
+
+Each test runs twice: in process (`MembankStore(context=...)`) and over the REST client
+(`MembankStore(client=...)`, marked `server`) against one real `membank api` per module, each
+test in an account of its own (so each sees an empty store).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError, PutOp
 
+from memory.accounts import create_key
+from memory.api.app import create_app
+from memory.client import Client, RetryPolicy
+from memory.context import Context
 from memory.integrations.langgraph import MembankStore
 from memory.wiring import open_context
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+from api_support import serve
 
-@pytest.fixture
-def store(tmp_path: Path) -> MembankStore:
-    """A MembankStore on a fresh storage folder (the default, offline embedder)."""
-    return MembankStore(context=open_context(str(tmp_path / "db")))
+NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0.0, max_wait_seconds=0.0)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Context]]:
+    """The REST API on uvicorn over a fresh storage folder (the default embedder, the real
+    clock): its URL and the base context (to make keys of new accounts)."""
+    folder = tmp_path_factory.mktemp("served")
+    base = open_context(str(folder / "db"))
+    with serve(create_app(base, exports_dir=folder / "exports")) as running:
+        yield running.url, base
+
+
+@pytest.fixture(params=["in_process", pytest.param("client", marks=pytest.mark.server)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MembankStore]:
+    """A MembankStore on a fresh storage folder (the default, offline embedder), or over the
+    REST client in a fresh account of the module's server."""
+    if request.param == "in_process":
+        yield MembankStore(context=open_context(str(tmp_path / "db")))
+        return
+    url, base = request.getfixturevalue("server")
+    key = create_key(base, f"langgraph-{uuid.uuid4().hex[:12]}")
+    with Client(url, key.key, retry=NO_WAIT) as client:
+        yield MembankStore(client=client)
 
 
 def put_all(store: MembankStore, namespaces: list[tuple[str, ...]]) -> None:

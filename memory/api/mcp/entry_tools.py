@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memory.api.mcp.inputs import CompactNow, EntryRef, ForgetEntry, LoadThread, Search, WriteEntry
-from memory.api.routes.entries import ForgetReceipt, SearchResults, thread_page
+from memory.api.models.entries import ForgetReceipt, SearchResults
+from memory.api.routes.entries import thread_page
 from memory.api.schemas import Page
 from memory.context import Context
 from memory.models import Entry

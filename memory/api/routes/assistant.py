@@ -4,36 +4,14 @@ accept a proposal onto a bank (exactly the proposed prompt, thresholds and reten
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import Field
 
 from memory.api.deps import Ctx
-from memory.api.schemas import Request
+from memory.api.models.assistant import AcceptRequest, ConfigForBank, ConfigRequest
 from memory.assistant import Proposal
-from memory.models import Bank, BankType
+from memory.models import Bank
 from memory.ops import lab
 
 router = APIRouter(prefix="/memory_banks", tags=["config assistant"])
-
-
-class ConfigRequest(Request):
-    """What the bank will hold, in plain words (a stated volume sets the thresholds)."""
-
-    description: str = Field(
-        description="e.g. 'customer support, about 50 messages per day per customer'"
-    )
-    type: BankType | None = None
-
-
-class ConfigForBank(Request):
-    """What the bank holds, in plain words; the proposal fits the bank's type."""
-
-    description: str
-
-
-class AcceptRequest(Request):
-    """The proposal to apply, as `generate_memory_bank_config` returned it."""
-
-    proposal: Proposal
 
 
 @router.post("/generate_memory_bank_config", summary="Propose a bank configuration")

@@ -6,22 +6,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
 
 from memory.api.deps import Ctx
+from memory.api.models.audit import AuditPage
 from memory.api.routes.common import IsoTime, Limit
 from memory.ops import audit
-from memory.ops.audit import AuditEvent
 
 router = APIRouter(prefix="/audit", tags=["audit"])
-
-
-class AuditPage(BaseModel):
-    """A page of the audit log, newest first."""
-
-    data: list[AuditEvent]
-    next_cursor: str | None
-    """Send as `cursor` for the next (older) page; null on the last one."""
 
 
 @router.get("", summary="List the audit log")

@@ -2,42 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Query, Request, Response
-from pydantic import BaseModel
 
 from memory.api.deps import Ctx
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
+from memory.api.models.entries import ForgetReceipt, SearchResults
 from memory.api.routes.common import Limit, Offset
 from memory.api.schemas import EntryWrite, Page
 from memory.api.writes import Writes
 from memory.context import Context
-from memory.models import Entry, EntryIn, SearchHit, SearchQuery
+from memory.models import Entry, EntryIn, SearchQuery
 from memory.ops import banks, entries
 
 router = APIRouter(prefix="/memory_banks/{bank_id}", tags=["entries"])
-
-
-class SearchResults(BaseModel):
-    """Search hits, best first."""
-
-    data: list[SearchHit]
-
-
-class Forgotten(BaseModel):
-    """An entry deleted for good: its text, vectors and old versions are gone."""
-
-    id: str
-    forgotten: bool = True
-
-
-class ForgetReceipt(Forgotten):
-    """A forget's answer over REST: the entry is unreadable; `final_at` says when nothing
-    deleted was left on disk (null: the prune runs right after this response)."""
-
-    final_at: datetime | None = None
 
 
 @router.post("/entries", status_code=201, summary="Write an entry")

@@ -3,52 +3,16 @@ scopes and optionally limited to named banks), list them, revoke one."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
-from memory.accounts import ApiKey, CreatedKey, Scope
+from memory.accounts import ApiKey, CreatedKey
 from memory.api.deps import Ctx
+from memory.api.models.keys import KeyCreate, KeyOut
 from memory.api.routes.common import Limit, Offset
-from memory.api.schemas import Page, Request, page
+from memory.api.schemas import Page, page
 from memory.ops import keys
 
 router = APIRouter(prefix="/keys", tags=["keys"])
-
-
-def _read_write() -> list[Scope]:
-    return ["read", "write"]
-
-
-class KeyCreate(Request):
-    """A new key of the caller's account."""
-
-    scopes: list[Scope] = Field(
-        default_factory=_read_write,
-        min_length=1,
-        description="read (lists, loads, search, stats, exports), write (changes), admin "
-        "(both, plus keys and the audit log)",
-    )
-    banks: list[str] | None = Field(
-        None,
-        min_length=1,
-        max_length=100,
-        description="ids or names of the only banks the key may touch (omitted: every bank)",
-    )
-
-
-class KeyOut(BaseModel):
-    """A key as listed: never its secret."""
-
-    key_id: str
-    account: str
-    created_at: datetime
-    revoked_at: datetime | None = None
-    scopes: list[Scope]
-    banks: list[str] | None = None
-    """The ids of the only banks the key may touch (null: every bank of the account)."""
-    active: bool
 
 
 def _out(key: ApiKey) -> KeyOut:

@@ -3,56 +3,23 @@ a conversation (its session-summary merge runs as a job), and the per-user wipe.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel, Field
 
-from memory.agents.memories import Memory, RecalledMemory
+from memory.agents.memories import Memory
 from memory.agents.session import SessionMergeRequest, SessionSummary
 from memory.agents.wipe import WipeReceipt
 from memory.api.deps import Ctx, State
+from memory.api.models.layers import EndConversation, Recalled, RecallRequest, RememberRequest
 from memory.api.routes.common import Limit, Offset
 from memory.api.routes.work import start
-from memory.api.schemas import Job, Page, Request, page
+from memory.api.schemas import Job, Page, page
 from memory.ops import agents
 
 router = APIRouter(prefix="/users/{user_id}", tags=["memory layers"])
 User = Annotated[str, Path(description="the user's id in your application")]
 Agent = Annotated[str | None, Query(description="the agent asking (None: any)")]
-
-
-class RememberRequest(Request):
-    """A long-term memory to keep (`memory_remember`)."""
-
-    content: str
-    type: Literal["fact", "preference", "relationship", "instruction"] = "fact"
-    tags: list[str] = Field(default_factory=list, description="short lowercase keywords")
-    scope: Literal["user", "agent"] = Field(
-        default="user", description="user: every agent of the user sees it; agent: only this one"
-    )
-    agent: str | None = Field(default=None, description="the agent saving it")
-
-
-class RecallRequest(Request):
-    """What to recall (`memory_recall`): the memories closest in meaning to `query`."""
-
-    query: str
-    k: int = Field(default=10, ge=1, le=1000)
-    agent: str | None = None
-
-
-class Recalled(BaseModel):
-    """Recalled memories, best first."""
-
-    data: list[RecalledMemory]
-
-
-class EndConversation(Request):
-    """The conversation that ended: its turns are merged into the user x agent summary."""
-
-    agent: str
-    conversation: str = Field(description="the conversation's working-memory key")
 
 
 @router.post("/memories", status_code=201, summary="Remember (long-term memory)")

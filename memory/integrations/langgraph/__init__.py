@@ -33,6 +33,9 @@ How LangGraph's items map onto membank:
   per-item `ttl` other than that is refused (NotImplementedError): membank expires by bank,
   not by item. `refresh_ttl` on reads has no effect (a read does not rewrite the entry).
 
+`MembankStore(client=Client(url, api_key))` runs the same mapping over a membank server (its
+REST API, the key's account), listing a namespace with `GET .../tagged_entries`.
+
 Importing `memory` or running `membank` never imports this package (nor LangGraph).
 """
 

@@ -2,24 +2,28 @@
 
 `Backend` is the whole seam: banks by name, write, read (a partition, or every entry under a
 tag), search and final deletion. `LocalBackend` runs them through `memory.ops` on a
-`Context` (the default storage, like every `membank` command); a REST backend over
-`memory.client` implements the same methods.
+`Context` (the default storage, like every `membank` command); `RestBackend`
+(`memory.integrations.langgraph.rest`) runs them over `memory.client`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from memory.agents.store_items import STORE_MARK
 from memory.errors import InvalidInput, NotFound
 from memory.models import BankCreate, Entry, EntryIn, SearchHit, SearchQuery
 from memory.ops import banks as bank_ops
 from memory.ops import entries as entry_ops
+from memory.ops.tagged import TaggedPageRequest, tagged_page
 
 if TYPE_CHECKING:
     from memory.context import Context
 
-MARK = "LangGraph store namespace (memory.integrations.langgraph.MembankStore)"
-"""Description of the banks the store makes; it reads and writes only banks carrying it."""
+MARK = STORE_MARK
+"""Description of the banks the store makes; it reads and writes only banks carrying it (the
+per-user wipe finds them by it: `memory.agents.store_items`)."""
 MAX_SEARCH = 1000
 """Most hits one search asks for (membank's own limit on k)."""
 
@@ -100,13 +104,14 @@ class LocalBackend:
 
     def tagged(self, bank_id: str, tag: str | None) -> list[Entry]:
         """Return every entry of the bank carrying `tag` (None: all), oldest first."""
-        # `memory.ops.entries` has no listing by filter yet: read through the entries
-        # module it wraps (the REST backend lists through the client's paged entries)
-        from memory import entries
-        from memory.types.entry_filter import EntryFilter
-
-        bank = bank_ops.get(self.ctx, bank_id)
-        return entries.read(self.ctx, bank, EntryFilter(tags=(tag,)) if tag else None)
+        found: list[Entry] = []
+        request: TaggedPageRequest | None = TaggedPageRequest(bank_id, tag, limit=1000)
+        while request is not None:
+            page = tagged_page(self.ctx, request)
+            found += page.page.entries
+            after = page.next_cursor
+            request = replace(request, cursor=after) if after is not None else None
+        return found
 
     def search(self, bank_id: str, text: str, *, tag: str | None, k: int) -> list[SearchHit]:
         """Return the hybrid search's best `k` hits under `tag`, every score kept."""

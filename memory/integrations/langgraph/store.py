@@ -1,6 +1,6 @@
 """`MembankStore`: LangGraph's `BaseStore` over membank banks (see the package docstring for
 the mapping). Every operation runs through a `Backend`: in process (`memory.ops` on the
-default storage or a given Context) or, later, the REST client."""
+default storage or a given Context) or over REST (`memory.client.Client`)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from memory.integrations.langgraph.backend import MAX_SEARCH, Backend, LocalBack
 from memory.integrations.langgraph.records import IndexFields, Namespace, StoredItem
 
 if TYPE_CHECKING:
+    from memory.client import Client
     from memory.context import Context
 
 MINUTES_PER_DAY = 24 * 60
@@ -44,7 +45,8 @@ class MembankStore(BaseStore):
         context: the membank context to use (default: `open_context()` on MEMBANK_URI and
             MEMBANK_ACCOUNT, like every `membank` command).
         backend: a backend of your own (default: in process on `context`).
-        client: a `memory.client.Client` for a membank server (not in this build yet).
+        client: a `memory.client.Client` of a membank server: every operation is a REST
+            call of the client's account (`RestBackend`).
         index_fields: the value fields whose text is searched (paths as LangGraph's
             `index["fields"]`; default: every text leaf of the value).
         ttl: LangGraph's TTL config; its `default_ttl` (minutes) becomes the retention of
@@ -58,16 +60,15 @@ class MembankStore(BaseStore):
         *,
         context: Context | None = None,
         backend: Backend | None = None,
-        client: object | None = None,
+        client: Client | None = None,
         index_fields: Sequence[str] | None = None,
         ttl: TTLConfig | None = None,
         user_at: int | None = None,
     ) -> None:
-        if client is not None:
-            raise NotImplementedError(
-                "MembankStore(client=...) needs the REST backend over memory.client, which "
-                "this build does not have yet: use MembankStore() or MembankStore(context=...)"
-            )
+        if backend is None and client is not None:
+            from memory.integrations.langgraph.rest import RestBackend
+
+            backend = RestBackend(client)
         if backend is None:
             if context is None:
                 from memory.wiring import open_context
