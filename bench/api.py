@@ -246,9 +246,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--max-seconds", type=float, default=240.0)
     api_noisy.add_arguments(parser)
+    parser.add_argument("--workers", action="store_true", help="1 vs 2 API workers only")
+    parser.add_argument("--clients", type=int, default=8, help="clients of --workers")
     args = parser.parse_args()
     if args.noisy:
         api_noisy.run(args.writers, args.entry_kb, args.reads, args.noisy_rounds)
+        return
+    if args.workers:  # bench/api_workers.py (issue 20)
+        import api_workers
+
+        api_workers.run(sys.modules[__name__], args.entries, args.calls, args.clients, args.rounds)
         return
     if args.thread_pages:
         thread_pages(args.long, args.short, args.repeat)

@@ -52,6 +52,15 @@ class Settings(BaseSettings):
     lease_seconds: float = 60.0
     """How long a lease lasts unrenewed (at least 60, Prefect's floor): how long a holder
     that died keeps the others waiting."""
+    jobs: str = "process"
+    """Where the API's long work runs: `process` (a thread pool in each API process, the
+    offline default; jobs are lost with the process) or `prefect` (flow runs of the
+    `membank-job` deployments, kept by the Prefect server; `memory.ops.prefect_jobs`)."""
+    jobs_url: str | None = None
+    """The Prefect API of `jobs=prefect`; unset: PREFECT_API_URL."""
+    exports_dir: str | None = None
+    """Where the API keeps finished export files (unset: a temporary folder per process;
+    with `jobs=prefect` or several API workers, a folder every process and worker sees)."""
     task_runner: str = "threads"
     """How a sweep runs its tasks: `threads` (Prefect's thread pool, default) or `dask`
     (prefect-dask against `dask_address`, or a local cluster of `dask_workers`)."""

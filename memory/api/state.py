@@ -1,9 +1,15 @@
-"""What the app holds for its whole life: one store (in the base context), the worker pool
-for jobs, the limits; and the per-request Context scoped to the key's account."""
+"""What the app holds for its whole life: one store (in the base context), the job runner,
+the limits; and the per-request Context scoped to the key's account.
+
+The job runner is this process's thread pool (`MEMBANK_JOBS=process`, the default) or
+flow runs on a Prefect server (`MEMBANK_JOBS=prefect`: jobs outlive the process and every
+API process sees them); nothing else lives only in one process but the rate limits' token
+buckets (keys, revocation, the registry and idempotent answers are in storage)."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -11,7 +17,8 @@ from typing import cast
 from memory import accounts
 from memory.accounts import KeyStore
 from memory.context import Context
-from memory.ops.jobs import JobLimits, Jobs, open_jobs
+from memory.errors import InvalidInput
+from memory.ops.jobs import JobLimits, JobRunner, open_jobs
 from memory.settings import Settings
 
 
@@ -62,14 +69,14 @@ class ApiState:
         base: the context every request's is copied from (store, clock, embedder,
             completer, settings); its account is never used.
         keys: where API keys are looked up (default: the base context's store).
-        jobs: the worker pool.
+        jobs: the job runner (`open_runner`).
         limits: the server's limits.
         exports_dir: where finished export files wait to be downloaded.
     """
 
     base: Context
     keys: KeyStore
-    jobs: Jobs
+    jobs: JobRunner
     limits: ApiLimits
     exports_dir: Path
 
@@ -88,13 +95,14 @@ class ApiState:
         return cls(
             base=base,
             keys=keys or cast(KeyStore, base.store),
-            jobs=open_jobs(chosen.jobs, base.clock),
+            jobs=open_runner(base, chosen, exports_dir),
             limits=chosen,
             exports_dir=exports_dir,
         )
 
     def close(self) -> None:
-        """Stop the job pool (running jobs finish, queued ones are dropped)."""
+        """Stop the job runner (in process: running jobs finish, queued ones are dropped;
+        on Prefect the runs go on)."""
         self.jobs.shutdown()
 
     def context_for(self, account: str) -> Context:
@@ -112,3 +120,27 @@ class ApiState:
         """Return an API key's record (account, scopes, banks); None for a missing, unknown
         or revoked one."""
         return self._resolver.key(raw_key)
+
+
+def open_runner(base: Context, limits: ApiLimits, exports_dir: Path) -> JobRunner:
+    """Return the job runner `base.settings.jobs` names (see the module's docstring).
+
+    Raises:
+        InvalidInput: an unknown MEMBANK_JOBS, or `prefect` with no Prefect API named.
+    """
+    chosen = base.settings.jobs.strip().lower()
+    if chosen == "process":
+        return open_jobs(limits.jobs, base.clock)
+    if chosen != "prefect":
+        raise InvalidInput(f"MEMBANK_JOBS={base.settings.jobs!r}: use process or prefect")
+    url = base.settings.jobs_url or os.environ.get("PREFECT_API_URL")
+    if not url:
+        raise InvalidInput(
+            "MEMBANK_JOBS=prefect needs the Prefect API: set MEMBANK_JOBS_URL or "
+            "PREFECT_API_URL (e.g. http://127.0.0.1:4200/api)"
+        )
+    from memory.ops.prefect_jobs import PrefectJobs  # httpx: only when jobs run on Prefect
+
+    return PrefectJobs(
+        url, data=base.store.location, exports_dir=exports_dir, max_pending=limits.max_pending
+    )

@@ -21,6 +21,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     api.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     api.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
+    api.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="uvicorn worker processes on the port (default 1; more needs MEMBANK_JOBS=prefect)",
+    )
     api.set_defaults(handler=_api)
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
@@ -48,14 +54,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _api(args: argparse.Namespace) -> int:
-    from memory.api.server import serve
+    from memory.api.server import check_workers, serve
 
     base = context(args)
+    check_workers(args.workers, base.settings)  # a bad --workers is exit 2 before serving
     sys.stderr.write(
         f"membank: REST API on http://{args.host}:{args.port} (docs at /docs), "
-        f"storage {base.store.location}; Ctrl-C stops it\n"
+        f"storage {base.store.location}, {args.workers} worker(s), jobs "
+        f"{base.settings.jobs}; Ctrl-C stops it\n"
     )
-    serve(base, host=args.host, port=args.port)
+    serve(base, host=args.host, port=args.port, workers=args.workers)
     return 0
 
 

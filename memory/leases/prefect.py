@@ -52,9 +52,7 @@ class PrefectLeases:
     def __init__(self, api_url: str, *, lease_seconds: float = MIN_LEASE_SECONDS) -> None:
         self.where = api_url.rstrip("/")
         self.lease_seconds = max(float(lease_seconds), MIN_LEASE_SECONDS)
-        self._client = httpx.Client(
-            base_url=self.where + "/", timeout=30.0, headers=_auth_headers()
-        )
+        self._client = httpx.Client(base_url=self.where + "/", timeout=30.0, headers=auth_headers())
         self._made: set[str] = set()
         self._made_guard = threading.Lock()
         self._held: dict[str, float] = {}
@@ -186,7 +184,8 @@ class PrefectLeases:
             log.warning("releasing lease %s failed (it lapses by itself): %s", lease, exc)
 
 
-def _auth_headers() -> dict[str, str]:
+def auth_headers() -> dict[str, str]:
+    """Return the headers PREFECT_API_KEY or PREFECT_API_AUTH_STRING ask for (none unset)."""
     key = os.environ.get("PREFECT_API_KEY")
     if key:
         return {"Authorization": f"Bearer {key}"}

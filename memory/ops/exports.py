@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.context import Context
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.ops import transfer
-from memory.ops.jobs import JobRecord, Jobs
+from memory.ops.jobs import JobRecord, JobRunner
 from memory.ops.lab import bank_of
 from memory.transfer.export.records import ExportEstimate, ExportFilters, ExportFormat, ExportResult
 
@@ -54,7 +54,7 @@ def estimate(ctx: Context, request: ExportRequest) -> ExportEstimate:
     return transfer.estimate(ctx, _prepared(ctx, request))
 
 
-def create(ctx: Context, jobs: Jobs, folder: Path, request: ExportRequest) -> JobRecord:
+def create(ctx: Context, jobs: JobRunner, folder: Path, request: ExportRequest) -> JobRecord:
     """Check the request, then start the export as a job of the caller's account.
 
     Raises:
@@ -71,7 +71,13 @@ def create(ctx: Context, jobs: Jobs, folder: Path, request: ExportRequest) -> Jo
         return transfer.export_prepared(ctx, prepared, path)
 
     details = {"resource_id": prepared.bank.id, "format": request.format}
-    return jobs.submit(ctx.account, KIND, work, details)
+    return jobs.submit(ctx.account, KIND, work, details, request=request.model_dump(mode="json"))
+
+
+def write(ctx: Context, request: ExportRequest, path: Path) -> ExportResult:
+    """Export now to `path` (a durable job's work, in the process that runs it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return transfer.export_prepared(ctx, _prepared(ctx, request), path)
 
 
 def _prepared(ctx: Context, request: ExportRequest) -> transfer.PreparedExport:
@@ -81,7 +87,7 @@ def _prepared(ctx: Context, request: ExportRequest) -> transfer.PreparedExport:
     return transfer.prepared(to_file, bank)
 
 
-def get(jobs: Jobs, account: str, export_id: str, wait: float = 0) -> JobRecord:
+def get(jobs: JobRunner, account: str, export_id: str, wait: float = 0) -> JobRecord:
     """Return the account's export `export_id` (after waiting up to `wait` s for it to finish).
 
     Raises:
@@ -99,7 +105,7 @@ def result_of(record: JobRecord) -> ExportResult | None:
     return record.result if isinstance(record.result, ExportResult) else None
 
 
-def download(jobs: Jobs, account: str, export_id: str, wait: float = 0) -> ExportFile:
+def download(jobs: JobRunner, account: str, export_id: str, wait: float = 0) -> ExportFile:
     """Return the finished export's file.
 
     Raises:
@@ -118,7 +124,7 @@ def download(jobs: Jobs, account: str, export_id: str, wait: float = 0) -> Expor
 
 
 def read_json(
-    jobs: Jobs, account: str, export_id: str, *, wait: float = 0, max_bytes: int
+    jobs: JobRunner, account: str, export_id: str, *, wait: float = 0, max_bytes: int
 ) -> tuple[ExportFile, str]:
     """Return a finished JSON export's file and text, when it is at most `max_bytes`.
 

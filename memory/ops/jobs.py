@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from memory.clock import SystemClock
 from memory.errors import MembankError, NotFound
@@ -93,6 +93,40 @@ class JobLimits:
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
 
 
+class JobRunner(Protocol):
+    """What runs jobs: this process's pool (`Jobs`, the offline default) or a job service
+    (`memory.ops.prefect_jobs.PrefectJobs`: flow runs that outlive the API process)."""
+
+    def submit(
+        self,
+        account: str,
+        kind: str,
+        work: Callable[[JobRecord], Any],
+        details: dict[str, Any] | None = None,
+        *,
+        request: dict[str, Any] | None = None,
+    ) -> JobRecord:
+        """Start a job of `account`: `work` in this process, or `request` (the job's kind's
+        request as JSON, see `memory.ops.job_kinds`) where the service runs it.
+
+        Raises:
+            TooManyJobs: the account has too many jobs queued or running.
+        """
+        ...
+
+    def get(self, account: str, job_id: str) -> JobRecord:
+        """Return the account's job; NotFound for no such job (or another account's)."""
+        ...
+
+    def wait(self, record: JobRecord, seconds: float) -> None:
+        """Wait up to `seconds` for the job to finish (`record` then shows its state)."""
+        ...
+
+    def shutdown(self) -> None:
+        """Stop taking jobs."""
+        ...
+
+
 class Jobs:
     """A bounded pool of worker threads and the records of their jobs.
 
@@ -142,8 +176,11 @@ class Jobs:
         kind: str,
         work: Callable[[JobRecord], Any],
         details: dict[str, Any] | None = None,
+        *,
+        request: dict[str, Any] | None = None,
     ) -> JobRecord:
-        """Queue `work(record)` for `account`; its return value becomes the job's result.
+        """Queue `work(record)` for `account`; its return value becomes the job's result
+        (`request`, the same work as data for a job service, is not needed here).
 
         Raises:
             TooManyJobs: the account has `max_pending` jobs queued or running.

@@ -68,7 +68,8 @@ def end_conversation(state: State, ctx: Ctx, user_id: User, body: EndConversatio
         def work(_: object) -> SessionSummary | None:
             return agents.merge_conversation(ctx, request)
 
-        started.append(start(state, ctx, "session-merge", work, 0))
+        as_data = request.model_dump(mode="json")
+        started.append(start(state, ctx, "session-merge", work, 0, as_data))
 
     ended = agents.EndConversationRequest(
         user=user_id, agent=body.agent, conversation=body.conversation

@@ -31,14 +31,20 @@ Wait = Annotated[
 
 
 def start(
-    state: ApiState, ctx: Context, kind: str, work: Callable[[JobRecord], Any], wait: float
+    state: ApiState,
+    ctx: Context,
+    kind: str,
+    work: Callable[[JobRecord], Any],
+    wait: float,
+    request: dict[str, Any] | None = None,
 ) -> Job:
-    """Queue `work` as a job of the request's account and return it (after up to `wait` s).
+    """Queue `work` as a job of the request's account and return it (after up to `wait` s);
+    `request` is the same work as data (`memory.ops.job_kinds`), for durable jobs.
 
     Raises:
         TooManyJobs: the account has too many jobs queued or running (a 429).
     """
-    record = state.jobs.submit(ctx.account, kind, work)
+    record = state.jobs.submit(ctx.account, kind, work, request=request)
     state.jobs.wait(record, wait)
     return job_out(record, status_url(record.id))
 
@@ -51,7 +57,10 @@ def compact_now(
     each partition did."""
     request = compaction.CompactNow(bank_id, body.key if body else None)
     prepared = compaction.prepare(ctx, request)  # an unknown bank is a 404 now, not a job
-    return start(state, ctx, "compact", lambda _: compaction.run(ctx, prepared).partitions, wait)
+    as_data = {"bank": prepared.bank.id, "key": request.key}
+    return start(
+        state, ctx, "compact", lambda _: compaction.run(ctx, prepared).partitions, wait, as_data
+    )
 
 
 @router.post("/test-compaction", status_code=202, summary="Test a compaction prompt")
@@ -77,4 +86,7 @@ def _start_test(state: ApiState, ctx: Context, request: lab.LabTest, wait: float
     prepared = lab.prepare_test(ctx, request)  # an unknown bank is a 404 now, not a failed job
     if prepared.bank is not None and isinstance(request.source, BankSource):
         banks.check_testable(ctx, prepared.bank, request.source.key)  # too few entries: 400 now
-    return start(state, ctx, "test-compaction", lambda _: lab.run_prepared(ctx, prepared), wait)
+    as_data = request.model_dump(mode="json")
+    return start(
+        state, ctx, "test-compaction", lambda _: lab.run_prepared(ctx, prepared), wait, as_data
+    )
