@@ -110,6 +110,8 @@ class TestRun(_Record):
     following: list[Followed] = []
     """Offline summarizer only: each instruction of the prompt and whether it was followed,
     cannot be followed offline, or is read only by an LLM (empty for an LLM summarizer)."""
+    starred: bool = False
+    """Marked by hand in the run log (`star_run`)."""
 
 
 class TestOptions(_Record):
