@@ -34,24 +34,24 @@ def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320, key: str) -
         box.markdown(f"**{plain(who)}**: {plain(draft.content)}")
 
 
-def show_run(run: TestRun, *, title: str | None = None) -> None:
-    """Show one run in full."""
+def show_run(run: TestRun, *, title: str | None = None, key: str = "") -> None:
+    """Show one run in full (`key`: a prefix of its boxes' keys, to show it twice)."""
     if title:
         st.subheader(title)
     st.caption(f"Source: {run.source_label} · prompt: {run.prompt}")
     left, middle, right = st.columns(3)
     with left:
         st.markdown(f"**Original entries** ({len(run.original)})")
-        entries_list(run.original, key=f"original_{run.id}")
+        entries_list(run.original, key=f"{key}original_{run.id}")
     with middle:
         st.markdown("**Summary**")
         st.caption(run.summarizer)
-        box = st.container(height=320, border=True, key=f"summary_{run.id}")
+        box = st.container(height=320, border=True, key=f"{key}summary_{run.id}")
         box.markdown(plain(run.summary))
         show_following(run)
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
-        entries_list(run.surviving, key=f"surviving_{run.id}")
+        entries_list(run.surviving, key=f"{key}surviving_{run.id}")
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
