@@ -5,15 +5,12 @@ sentences only one has highlighted, per-criterion deltas, planted facts that mov
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from lab import ui
-from lab.run_view import show_run
+from lab.run_view import marked_html, show_run
 from memory.ops import banks, lab_runs
 from memory.prompt_lab.run_log import export_runs
 from memory.prompt_lab.suite import fingerprint
@@ -24,22 +21,6 @@ if TYPE_CHECKING:
     from memory.prompt_lab import TestRun
 
 MOVED_TITLE = "Planted facts that moved"
-
-
-def marked_html(text: str, marked: Sequence[str], colour: str = "#fff3a3") -> str:
-    """Return `text` as HTML (escaped, line breaks kept) with each of `marked` (a sentence,
-    compared with its whitespace folded) highlighted."""
-    shown = html.escape(text)
-    for phrase in sorted(set(marked), key=len, reverse=True):
-        words = [re.escape(html.escape(w)) for w in phrase.split()]
-        if words:
-            shown = re.sub(
-                r"\s+".join(words),
-                lambda m: f'<mark style="background:{colour}">{m.group(0)}</mark>',
-                shown,
-                count=1,
-            )
-    return shown.replace("\n", "<br>")
 
 
 def _label(run: TestRun) -> str:
