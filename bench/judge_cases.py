@@ -134,7 +134,12 @@ def synthetic_case(seed: int) -> Case:
     )
     source = [f"{e.speaker}: {e.content}" for e in made.entries]
     who = made.entries[0].speaker or "The customer"
-    said = [f"the {fact.text} is {fact.value}" for fact in made.facts]
+    said = [
+        f"the {fact.text} changed from {fact.previous} to {fact.value}"
+        if fact.previous
+        else f"the {fact.text} is {fact.value}"
+        for fact in sorted(made.facts, key=lambda f: f.previous is not None)
+    ]  # a planted update (last: the half summary drops it): a faithful summary tells it
     pairs = [said[i : i + 2] for i in range(0, len(said), 2)]
     sentences = [f"For {who}, {' and '.join(pair)}." for pair in pairs]
     invented = [

@@ -3,6 +3,7 @@ evaluation per criterion with reasons, and the planted-fact diff. Labels come fr
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -14,12 +15,30 @@ if TYPE_CHECKING:
     from memory.judge import Evaluation
     from memory.prompt_lab import DraftEntry, FactDiff, TestRun
 
+CONTRADICTED = "#ffc9c9"
+"""Highlight of what a summary said against a planted fact."""
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~$])")
 
 
 def plain(text: str) -> str:
     """Return `text` escaped so markdown shows it as written."""
     return _MARKDOWN.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def marked_html(text: str, marked: Sequence[str], colour: str = "#fff3a3") -> str:
+    """Return `text` as HTML (escaped, line breaks kept) with each of `marked` (a sentence,
+    compared with its whitespace folded) highlighted."""
+    shown = html.escape(text)
+    for phrase in sorted(set(marked), key=len, reverse=True):
+        words = [re.escape(html.escape(w)) for w in phrase.split()]
+        if words:
+            shown = re.sub(
+                r"\s+".join(words),
+                lambda m: f'<mark style="background:{colour}">{m.group(0)}</mark>',
+                shown,
+                count=1,
+            )
+    return shown.replace("\n", "<br>")
 
 
 def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320, key: str) -> None:
@@ -34,24 +53,27 @@ def entries_list(drafts: Sequence[DraftEntry], *, height: int = 320, key: str) -
         box.markdown(f"**{plain(who)}**: {plain(draft.content)}")
 
 
-def show_run(run: TestRun, *, title: str | None = None) -> None:
-    """Show one run in full."""
+def show_run(run: TestRun, *, title: str | None = None, key: str = "") -> None:
+    """Show one run in full (`key`: a prefix of its boxes' keys, to show it twice)."""
     if title:
         st.subheader(title)
     st.caption(f"Source: {run.source_label} · prompt: {run.prompt}")
     left, middle, right = st.columns(3)
     with left:
         st.markdown(f"**Original entries** ({len(run.original)})")
-        entries_list(run.original, key=f"original_{run.id}")
+        entries_list(run.original, key=f"{key}original_{run.id}")
     with middle:
         st.markdown("**Summary**")
         st.caption(run.summarizer)
-        box = st.container(height=320, border=True, key=f"summary_{run.id}")
-        box.markdown(plain(run.summary))
+        box = st.container(height=320, border=True, key=f"{key}summary_{run.id}")
+        said = run.fact_diff.said if run.fact_diff is not None else []
+        box.markdown(marked_html(run.summary, said, CONTRADICTED), unsafe_allow_html=True)
+        if said:
+            st.caption("Highlighted: what the summary said against a planted fact.")
         show_following(run)
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
-        entries_list(run.surviving, key=f"surviving_{run.id}")
+        entries_list(run.surviving, key=f"{key}surviving_{run.id}")
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
@@ -124,7 +146,13 @@ def show_fact_diff(diff: FactDiff) -> None:
     ):
         column.markdown(f"{name} ({len(facts)})")
         for fact in facts:
-            column.caption(f"{fact.kind}: {fact.text} = {fact.value}")
+            update = f" (updated from {fact.previous})" if fact.previous else ""
+            column.caption(f"{fact.kind}: {fact.text} = {fact.value}{update}")
+            said = diff.said_of(fact)
+            if said:
+                column.markdown(
+                    f"said: {marked_html(said, [said], CONTRADICTED)}", unsafe_allow_html=True
+                )
 
 
 def show_pair(runs: Sequence[TestRun]) -> None:

@@ -362,6 +362,14 @@ class LabRuns(Protocol):
         """Delete the account's saved test runs (of one bank) for good; returns how many."""
         ...
 
+    def update_lab_run_body(self, account: str, run_id: str, body: str) -> bool:
+        """Replace one saved run's JSON body (False: no such run)."""
+        ...
+
+    def delete_lab_run(self, account: str, run_id: str) -> bool:
+        """Delete one saved run for good (False: no such run)."""
+        ...
+
 
 class ApiKeys(Protocol):
     """API key rows (`memory.store.api_keys`)."""

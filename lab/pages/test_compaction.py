@@ -1,19 +1,19 @@
 """Test compaction: run the summarizer with a candidate prompt on bank, pasted or synthetic
-entries, judge the summary, compare two prompts, and list saved runs. Changes no bank."""
+entries, judge the summary, compare two prompts, suites, and the run log. Changes no bank."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from lab import ui
+from lab.run_log import run_log_section
 from lab.run_view import show_evaluation, show_pair, show_run
 from lab.suite_view import suite_section
 from memory.errors import InvalidInput
 from memory.judge import MAX_RUNS, OFFLINE_JUDGE
 from memory.models import BankType
-from memory.ops import banks, lab
-from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions, list_runs
-from memory.prompt_lab.suite import fingerprint
+from memory.ops import lab
+from memory.prompt_lab import BankSource, PastedSource, SyntheticSource, TestOptions
 
 SOURCES = ["Bank entries", "Pasted entries", "Synthetic entries"]
 TYPES: list[BankType] = ["conversation", "general"]
@@ -174,41 +174,4 @@ if own_result is not None and own.strip():
     show_evaluation(own_result)
 
 st.divider()
-st.subheader("Saved runs")
-with ui.reported():
-    if bank is not None:
-        st.caption(f"Runs on the entries of {bank.name!r}.")
-        saved = list_runs(ctx, bank=bank.id)
-    else:  # runs on another bank's entries are not comparable with these
-        st.caption("Runs on pasted or synthetic entries (no bank).")
-        saved = [r for r in list_runs(ctx) if r.bank is None]
-    if not saved:
-        st.caption("No saved run yet.")
-    else:
-        prints = {r.id: fingerprint(r.original) for r in saved}
-        shown = (result or saved)[0]
-        current = fingerprint(shown.original)
-        same = [r for r in saved if prints[r.id] == current]
-        if same:  # runs on other entries are not comparable with these
-            best = max(same, key=lambda r: r.evaluation.overall)
-            st.success(
-                f"Best prompt so far on these entries ({best.evaluation.overall:.2f}, "
-                f"{len(same)} runs, fingerprint {current}): {best.prompt}"
-            )
-        names = {b.id: b.name for b in banks.list_banks(ctx)}
-        st.dataframe(
-            [
-                {
-                    "when": r.created_at,
-                    "score": round(r.evaluation.overall, 2),
-                    "prompt": r.prompt,
-                    "source": r.source_label,
-                    "bank": names.get(r.bank or "", "(create form)"),
-                    "judge": r.evaluation.judge,
-                    "fingerprint": prints[r.id],
-                }
-                for r in saved
-            ],
-            hide_index=True,
-            use_container_width=True,
-        )
+run_log_section(ctx, bank, result)

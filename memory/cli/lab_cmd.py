@@ -72,13 +72,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     suite.add_argument("--save-set", metavar="FILE", help="write the cases as JSON lines")
     test.set_defaults(handler=_test)
 
-    runs = commands.add_parser(
-        "lab-runs", parents=[common], help="list saved compaction test runs, newest first"
-    )
-    runs.add_argument("--bank", metavar="BANK", help="only runs on this bank")
-    runs.add_argument("--best", action="store_true", help="highest overall score first")
-    runs.add_argument("--delete", action="store_true", help="delete the listed runs for good")
-    runs.set_defaults(handler=_runs)
+    from memory.cli import lab_runs_cmd
+
+    lab_runs_cmd.register(commands, common)
 
     helper = commands.add_parser(
         "assistant", parents=[common], help="propose a bank configuration from a description"
@@ -247,9 +243,9 @@ def _test(args: argparse.Namespace) -> int:
         if args.json:
             emit_json([first, second])
         else:
-            _say_run(first, "prompt A")
+            say_run(first, "prompt A")
             say("")
-            _say_run(second, "prompt B")
+            say_run(second, "prompt B")
             say("")
             better = "A" if first.evaluation.overall >= second.evaluation.overall else "B"
             say(
@@ -261,7 +257,7 @@ def _test(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(run)
     else:
-        _say_run(run, None)
+        say_run(run, None)
     return 0
 
 
@@ -277,7 +273,8 @@ def _say_preview(args: argparse.Namespace, cost: CostPreview) -> None:
     say("nothing was run (drop --preview to run the test)")
 
 
-def _say_run(run: TestRun, title: str | None) -> None:
+def say_run(run: TestRun, title: str | None) -> None:
+    """Print one run: prompt, source, summary, surviving entries, scores, fact diff."""
     head = f"{title} " if title else ""
     say(f"{head}prompt: {run.prompt}")
     say(f"source:     {run.source_label}")
@@ -327,40 +324,6 @@ def _say_diff(diff: FactDiff) -> None:
         for fact in facts
     ]
     say(table(rows, ["status", "kind", "fact", "planted value"]))
-
-
-def _runs(args: argparse.Namespace) -> int:
-    from memory import prompt_lab as lab
-
-    ctx = context(args)
-    if args.delete:
-        deleted = lab.delete_runs(ctx, bank=args.bank)
-        if args.json:
-            emit_json({"deleted": deleted})
-        else:
-            say(f"deleted {counted(deleted, 'saved run')}")
-        return 0
-    found = lab.list_runs(ctx, bank=args.bank)
-    if args.best:
-        found.sort(key=lambda r: r.evaluation.overall, reverse=True)
-    if args.json:
-        emit_json(found)
-        return 0
-    if not found:
-        say("no saved test runs (run `membank test-compaction ...`)")
-        return 0
-    rows = [
-        (
-            f"{r.created_at:%Y-%m-%d %H:%M}",
-            f"{r.evaluation.overall:.2f}",
-            r.source_label,
-            _short(r.prompt),
-            r.id,
-        )
-        for r in found
-    ]
-    say(table(rows, ["time (UTC)", "overall", "source", "prompt", "id"]))
-    return 0
 
 
 def _short(text: str, width: int = 60) -> str:

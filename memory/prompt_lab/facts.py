@@ -4,7 +4,9 @@ A fact is kept when its value appears in the text (numbers compared by digits, d
 day they name, names and preferences case-insensitively). It is contradicted when, without
 its value, a sentence naming its subject states another value of the same kind: another
 number or date, another full name, or (for a preference) `subject is X` with another X.
-Otherwise it was dropped.
+Otherwise it was dropped. A contradiction records the sentence that made it (`said`). An
+updated fact (`previous`: a planted update) is kept only with its latest value: the old value
+stated alone contradicts it.
 """
 
 from __future__ import annotations
@@ -53,15 +55,19 @@ def fact_diff(facts: Sequence[PlantedFact], text: str) -> FactDiff:
     kept: list[PlantedFact] = []
     dropped: list[PlantedFact] = []
     contradicted: list[PlantedFact] = []
-    sentences = [s for s in _SENTENCE.split(text) if s.strip()]
+    said: list[str] = []
+    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
     for fact in facts:
         if _has_value(fact, text):
             kept.append(fact)
-        elif any(_contradicts(fact, s) for s in sentences if _names_subject(fact, s)):
+            continue
+        against = [s for s in sentences if _names_subject(fact, s) and _contradicts(fact, s)]
+        if against:
             contradicted.append(fact)
+            said.append(against[0])
         else:
             dropped.append(fact)
-    return FactDiff(kept=kept, dropped=dropped, contradicted=contradicted)
+    return FactDiff(kept=kept, dropped=dropped, contradicted=contradicted, said=said)
 
 
 def _fold(text: str) -> str:

@@ -37,7 +37,11 @@ class PlantedFact(_Record):
     text: str
     """What the fact is about, as the entries say it, e.g. `order number`."""
     value: str
-    """Its planted value, verbatim in one entry, e.g. `48213`."""
+    """Its planted value, verbatim in one entry, e.g. `48213`; for an updated fact the latest."""
+    previous: str | None = None
+    """A planted update: the value an earlier entry gave, superseded by a later one (`Update:
+    the order number is now ...`). Only the latest counts as kept; the old one stated alone
+    is a contradiction."""
 
 
 class FactDiff(_Record):
@@ -47,6 +51,16 @@ class FactDiff(_Record):
     dropped: list[PlantedFact]
     contradicted: list[PlantedFact]
     """The subject is stated with another value than the planted one."""
+    said: list[str] = []
+    """What the compacted text said of each contradicted fact (the sentence naming its subject
+    with another value), in the order of `contradicted`."""
+
+    def said_of(self, fact: PlantedFact) -> str | None:
+        """Return the sentence that contradicts `fact` (None when it is not contradicted)."""
+        for item, sentence in zip(self.contradicted, self.said, strict=False):
+            if item == fact:
+                return sentence
+        return None
 
 
 class BankSource(_Record):
@@ -110,6 +124,8 @@ class TestRun(_Record):
     following: list[Followed] = []
     """Offline summarizer only: each instruction of the prompt and whether it was followed,
     cannot be followed offline, or is read only by an LLM (empty for an LLM summarizer)."""
+    starred: bool = False
+    """Marked by hand in the run log (`star_run`)."""
 
 
 class TestOptions(_Record):

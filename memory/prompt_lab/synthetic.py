@@ -1,5 +1,8 @@
 """Synthetic entries with planted facts: a seeded template generator offline, an LLM when one
-is configured (`synthetic_llm`). Same description, count and seed: the same entries."""
+is configured (`synthetic_llm`). Same description, count and seed: the same entries.
+
+Template sets of UPDATE_MIN_COUNT entries or more also plant an update: the earliest fact's
+value changes later, so a summary is checked for keeping the latest (`PlantedFact.previous`)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,9 @@ MAX_COUNT = 500
 MAX_FACTS = 16
 FACT_SHARE = 5
 """One entry in this many carries a planted fact (at least one fact of each kind)."""
+UPDATE_MIN_COUNT = 8
+"""Sets of at least this many entries get a planted update: the earliest fact's value changes
+in a later entry (`Update: the order number is now ...`); is the latest kept?"""
 
 _SUBJECTS: dict[FactKind, tuple[tuple[str, str], ...]] = {
     "number": (
@@ -116,14 +122,21 @@ def template_set(source: SyntheticSource) -> SyntheticSet:
     wanted = min(MAX_FACTS, len(slots), max(4, source.count // FACT_SHARE))
     facts = _facts(rng, wanted)
     where = dict(zip(sorted(rng.sample(slots, len(facts))), facts, strict=True))
+    update = _update(source, where, slots)
+    if update is not None:  # the earliest fact changes later: its latest value is the truth
+        first = min(where)
+        where[first] = (update[1], where[first][1])
     customer = rng.choice(_SPEAKERS)
     entries: list[DraftEntry] = []
     for index in range(source.count):
         fact_line = where.get(index)
+        if update is not None and index == update[0]:
+            fact_line = (update[1], update[2])
         if conversation:
             user = index % 2 == 0
             pool = _USER_FILLER if user else _AGENT_FILLER
-            text = fact_line[1] if fact_line else rng.choice(pool).format(topic=topic)
+            filler = rng.choice(pool).format(topic=topic)  # drawn always: the same fillers
+            text = fact_line[1] if fact_line else filler
             entries.append(
                 DraftEntry(
                     key=SYNTHETIC_KEY,
@@ -133,13 +146,44 @@ def template_set(source: SyntheticSource) -> SyntheticSet:
                 )
             )
         else:
-            text = fact_line[1] if fact_line else rng.choice(_NOTE_FILLER).format(topic=topic)
+            filler = rng.choice(_NOTE_FILLER).format(topic=topic)
+            text = fact_line[1] if fact_line else filler
             entries.append(DraftEntry(key=SYNTHETIC_KEY, content=text))
     return SyntheticSet(
         entries=entries,
         facts=[pair[0] for _, pair in sorted(where.items())],
         generator=TEMPLATE_GENERATOR_LABEL,
     )
+
+
+def _update(
+    source: SyntheticSource, where: dict[int, tuple[PlantedFact, str]], slots: list[int]
+) -> tuple[int, PlantedFact, str] | None:
+    """Return a planted update of the earliest fact (its slot, the fact with its latest value
+    and `previous`, the entry's line), placed in a free slot about 70% into the entries and
+    before the newest (kept verbatim by a test); None when no slot is free (short sets).
+
+    Drawn from its own seeded generator, so the other entries and facts stay as they were."""
+    first = min(where)
+    free = [i for i in slots if i > first and i not in where and i < source.count - 1]
+    if source.count < UPDATE_MIN_COUNT or not free:
+        return None
+    slot = min(free, key=lambda i: abs(i - int(source.count * 0.7)))
+    rng = random.Random(f"update:{source.seed}:{source.description}:{source.bank_type}")
+    fact = where[first][0]
+    taken = {f.value for f, _ in where.values()}
+    if fact.kind == "number":
+        value = str(next(n for n in iter(lambda: rng.randrange(10_000, 99_999), None)
+                         if str(n) not in taken))  # fmt: skip
+    elif fact.kind == "date":
+        value = _spoken(date(2026, 1, 1) + timedelta(days=rng.randrange(365)))
+        value = value if value != fact.value else _spoken(date(2027, 1, 1))
+    elif fact.kind == "name":
+        value = rng.choice([n for n in _NAMES if n not in taken])
+    else:
+        value = rng.choice([p for p in PREFERENCES[fact.text] if p != fact.value])
+    updated = fact.model_copy(update={"value": value, "previous": fact.value})
+    return slot, updated, f"Update: the {fact.text} is now {value}."
 
 
 def _facts(rng: random.Random, wanted: int) -> list[tuple[PlantedFact, str]]:

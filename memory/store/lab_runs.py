@@ -95,6 +95,30 @@ class LabRunsStore(Connection):
         rows.sort(key=lambda row: row["created_at"], reverse=True)
         return [row["body"] for row in rows]
 
+    def update_lab_run_body(self, account: str, run_id: str, body: str) -> bool:
+        """Replace the JSON body of one saved run of `account` (its bank, time and the ids of
+        the entries it copies stay); returns False when there is no such run."""
+        table = self._lab_runs(create=False)
+        if table is None:
+            return False
+        where = filters.conjoin(filters.equals("account", account), filters.equals("id", run_id))
+        assert where is not None
+        if int(self._on_latest(table, lambda t: t.count_rows(where))) == 0:
+            return False
+        with self._writing(table):
+            self.tuning.retry.run(
+                lambda: table.update(where=where, values={"body": body}),
+                when=lost_race,
+                reset=table.checkout_latest,
+            )
+        return True  # the old body's version goes with the next deletion's prune
+
+    def delete_lab_run(self, account: str, run_id: str) -> bool:
+        """Delete one saved run of `account` for good; returns False when there was none."""
+        where = filters.conjoin(filters.equals("account", account), filters.equals("id", run_id))
+        assert where is not None
+        return self._delete_runs(where) > 0
+
     def delete_lab_runs(self, account: str, bank_id: str | None = None) -> int:
         """Delete `account`'s saved runs (of one bank) for good, old versions too; returns
         how many there were."""

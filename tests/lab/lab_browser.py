@@ -205,6 +205,30 @@ def seed(data: Path) -> None:
     entries.write(ctx, bank, rows)
 
 
+def check_run_diff(page: Page) -> None:
+    """After "Compare with prompt B": the run log diffs the two saved runs (A first, the
+    older), the sentences only one summary has highlighted, the overall delta shown."""
+    page.get_by_text("Diff two runs").scroll_into_view_if_needed()
+    first = page.locator("[class*='st-key-diff_first_']")
+    second = page.locator("[class*='st-key-diff_second_']")
+    assert "48213" in first.inner_text() and "48213" not in second.inner_text()
+    assert first.locator("mark").count() >= 1 and second.locator("mark").count() >= 1
+    deltas = page.get_by_test_id("stTable").last.inner_text()
+    assert "overall" in deltas and "fact_coverage" in deltas
+
+
+def diff_shot(page: Page, out: Path) -> None:
+    """Screenshot the run log's diff of the two compared runs."""
+    page.get_by_text("Diff two runs").scroll_into_view_if_needed()
+    page.get_by_text("Run log", exact=True).scroll_into_view_if_needed()
+    box = page.get_by_text("Run log", exact=True).bounding_box()
+    top = int(box["y"]) if box else 0
+    page.screenshot(
+        path=str(out / "test-compaction-diff.png"),
+        clip={"x": 0, "y": max(0, top - 20), "width": 1400, "height": 1500},
+    )
+
+
 def compare_shots(page: Page, out: Path) -> None:
     """Prompts A and B on the same pasted chat (offline: different summaries), then a suite
     of 10 keys x 3 rounds on the sample bank (`seed`)."""
@@ -221,6 +245,8 @@ def compare_shots(page: Page, out: Path) -> None:
     settle(page)
     page.get_by_text("Prompt A:").first.scroll_into_view_if_needed()
     page.screenshot(path=str(out / "test-compaction-compare.png"), full_page=True)
+    check_run_diff(page)
+    diff_shot(page, out)
     page.get_by_text("Bank entries", exact=True).click()
     settle(page)
     page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)

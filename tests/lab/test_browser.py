@@ -11,6 +11,7 @@ from lab_browser import (
     PROMPT_B,
     SUPPORT_CHAT,
     browser_page,
+    check_run_diff,
     create_bank,
     free_port,
     lab_server,
@@ -106,6 +107,7 @@ def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
         first, second = summaries.nth(0).inner_text(), summaries.nth(1).inner_text()
         assert first != second and "48213" in first and "48213" not in second
         assert page.get_by_text("How the offline extractive stand-in followed").first.is_visible()
+        check_run_diff(page)
         page.get_by_role("button", name="Run suite").click()
         page.get_by_text("entry set fingerprint").wait_for(timeout=120_000)
         settle(page)

@@ -128,6 +128,6 @@ def test_a_test_on_a_banks_entries_leaves_the_bank_as_it_was(
     assert not app.error, [e.value for e in app.error]
     [run] = list_runs(ctx, bank="support")
     assert f"Source: {run.source_label}" in texts(app)
-    assert len(run.original) == 5 and "Runs on the entries of 'support'." in texts(app)
+    assert len(run.original) == 5 and "Saved runs on the entries of 'support'." in texts(app)
     assert ctx.store.table_version(bank.id) == version
     assert banks.get(ctx, "support") == bank

@@ -25,6 +25,7 @@ def test_a_summary_keeping_every_fact_in_other_words_keeps_them_all() -> None:
         "kept": [f.model_dump() for f in FACTS],
         "dropped": [],
         "contradicted": [],
+        "said": [],
     }
 
 
@@ -51,6 +52,35 @@ def test_other_values_of_each_kind_contradict_their_fact() -> None:
 
     assert diff.contradicted == FACTS
     assert diff.kept == diff.dropped == []
+    assert diff.said == [  # what the summary said of each, to show and highlight
+        "Her order number is 48299.",
+        "Delivery date: March 15, 2026.",
+        "The account manager is Tomas Berg.",
+        "Preferred contact channel is phone.",
+    ]
+    assert diff.said_of(MANAGER) == "The account manager is Tomas Berg."
+    assert fact_diff([ORDER], "The order number is 48213.").said_of(ORDER) is None
+
+
+def test_a_planted_update_is_kept_only_with_its_latest_value() -> None:
+    source = SyntheticSource(description="support", count=20, seed=4)
+    made = template_set(source)
+    [updated] = [f for f in made.facts if f.previous is not None]
+    old_line = next(e.content for e in made.entries if updated.previous in e.content)
+    new_line = next(e.content for e in made.entries if updated.value in e.content)
+    assert made.entries.index(next(e for e in made.entries if e.content == old_line)) < (
+        made.entries.index(next(e for e in made.entries if e.content == new_line))
+    )
+    assert new_line == f"Update: the {updated.text} is now {updated.value}."
+
+    stale = fact_diff([updated], f"Dana said: {old_line}")
+    latest = fact_diff([updated], f"Dana said: {new_line}")
+
+    assert stale.contradicted == [updated] and stale.said == [f"Dana said: {old_line}"]
+    assert latest.kept == [updated]
+    assert template_set(source) == made  # seeded: the same update every time
+    short = template_set(source.model_copy(update={"count": 6}))
+    assert all(f.previous is None for f in short.facts)  # too short for an update
 
 
 def test_a_subject_named_without_any_value_is_dropped_not_contradicted() -> None:

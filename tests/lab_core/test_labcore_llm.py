@@ -97,7 +97,7 @@ def test_the_model_writes_synthetic_entries_with_their_planted_facts(
     assert [(e.speaker, e.role, e.content) for e in made.entries] == [
         (e["speaker"], e["role"], e["content"]) for e in GENERATED["entries"]
     ]
-    assert [f.model_dump() for f in made.facts] == GENERATED["facts"]
+    assert [f.model_dump(exclude={"previous"}) for f in made.facts] == GENERATED["facts"]
     assert made.generator == LABEL
     asked = sent(model)
     assert "espresso machine support" in asked and "Variation seed: 9" in asked
