@@ -104,8 +104,11 @@ def _table(ctx: Context, saved: list[TestRun]) -> None:
 def _open(ctx: Context, saved: list[TestRun]) -> None:
     by_id = {r.id: r for r in saved}
     chosen = st.selectbox(
-        "Open a saved run", list(by_id), format_func=lambda i: _label(by_id[i]), key="log_open"
-    )
+        "Open a saved run", list(by_id), index=None, placeholder="Choose a run to open",
+        format_func=lambda i: _label(by_id[i]), key="log_open",
+    )  # fmt: skip
+    if chosen is None:  # the run just made is shown above; a saved one only when asked for
+        return
     run = by_id[chosen]
     star, confirm, delete = st.columns(3)
     if star.button("Unstar" if run.starred else "Star", key="log_star"):

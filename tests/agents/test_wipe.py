@@ -178,5 +178,6 @@ def test_a_wipe_reports_progress_after_each_layer(ctx: Context) -> None:
         seen.append((step, total, left, summary))
 
     wipe.wipe_user(ctx, GONE, progress=note)
-    # one call per layer as it finishes (working, session, long-term), not all at the end
-    assert seen == [(1, 3, 3, True), (1, 3, 3, False), (1, 3, 0, False)]
+    # one call per layer as it finishes (working, session, long-term, LangGraph store items),
+    # not all at the end
+    assert seen == [(1, 4, 3, True), (1, 4, 3, False), (1, 4, 0, False), (1, 4, 0, False)]
