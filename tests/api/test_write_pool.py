@@ -6,15 +6,20 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import cast
+from typing import TypeVar, cast
 
 import pytest
+from mcp_support import fails, ok
 
+from memory.api.mcp.server import build_server
+from memory.api.mcp.state import own_state
 from memory.api.writes import WritePool
 from memory.config import modes
 from memory.context import Context
 from memory.ports import Store
 from memory.testing import hashing_embedder
+
+T = TypeVar("T")
 
 
 def _ctx(account: str) -> Context:
@@ -75,3 +80,37 @@ def test_a_failed_write_frees_its_turn_and_a_contexts_own_embedder_is_kept() -> 
     mode = modes()["balanced"]
     assert callable(factory)
     assert type(factory(mode)) is type(hashing_embedder(mode))
+
+
+class _Recording(WritePool):
+    """A write pool that notes the thread each piece of work ran on."""
+
+    def __init__(self) -> None:
+        super().__init__(workers=1, per_account=1, niceness=0)
+        self.threads: list[str] = []
+
+    async def run(self, ctx: Context, work: Callable[[Context], T]) -> T:
+        def noted(local: Context) -> T:
+            self.threads.append(threading.current_thread().name)
+            return work(local)
+
+        return await super().run(ctx, noted)
+
+
+def test_mcp_entry_writes_and_remembered_memories_run_in_the_write_pool(ctx: Context) -> None:
+    pool = _Recording()
+    try:
+        with own_state(ctx) as state:
+            server = build_server(state, writes=pool)
+            bank = ok(server, "create_memory_bank", {"name": "notes", "type": "general"})
+            ref = {"memory_bank_id": bank["id"]}
+            ok(server, "write_memory_bank_entry", {**ref, "key": "k", "content": "the tank"})
+            ok(server, "memory_remember", {"user": "u1", "content": "Prefers tea."})
+            hits = ok(server, "search_memory_bank", {**ref, "text": "tank"})["data"]
+            refused = fails(server, "write_memory_bank_entry", {**ref, "text": "no key"})
+    finally:
+        pool.close()
+    assert [h["entry"]["content"] for h in hits] == ["the tank"]
+    assert "invalid arguments" in refused  # refused before it waits for the pool
+    # the two writes, on the pool's own thread; the bank create and the search are not pooled
+    assert pool.threads == ["membank-write_0", "membank-write_0"]

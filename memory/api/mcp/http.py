@@ -32,6 +32,7 @@ from memory.api.errors import error_json
 from memory.api.mcp.server import build_server
 from memory.api.mcp.state import own_state
 from memory.api.state import ApiState
+from memory.api.writes import WritePool
 from memory.context import Context
 
 MCP_PATH = "/mcp"
@@ -93,9 +94,12 @@ def request_account(tool_ctx: ToolContext) -> str:
     return account
 
 
-def http_server(state: ApiState, *, host: str) -> tuple[MCPServer, ASGIApp]:
-    """Return a server whose tools act for each request's API key, and its `/mcp` endpoint."""
-    server = build_server(state, request_account)
+def http_server(
+    state: ApiState, *, host: str, writes: WritePool | None = None
+) -> tuple[MCPServer, ASGIApp]:
+    """Return a server whose tools act for each request's API key, and its `/mcp` endpoint
+    (entry writes in `writes`, the REST app's write pool, when given)."""
+    server = build_server(state, request_account, writes=writes)
     server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host)
     endpoint = KeyAuth(StreamableHTTPASGIApp(server.session_manager), state.account_for)
     return server, endpoint
@@ -109,12 +113,13 @@ def _sessions(app: FastAPI) -> AbstractAsyncContextManager[None]:
 def create_app_with_mcp(base: Context, *, host: str = "127.0.0.1", **options: Any) -> FastAPI:
     """Return the REST app (`create_app(base, **options)`) with the MCP server at `/mcp`.
 
-    The tools share the app's store, job pool and export folder: an export started over
-    MCP downloads over REST.
+    The tools share the app's store, job pool, write pool and export folder: an export
+    started over MCP downloads over REST, and an account's MCP writes take turns with its
+    REST writes.
     """
     lifespans = [*options.pop("lifespans", ()), _sessions]
     app = create_app(base, lifespans=lifespans, **options)
-    server, endpoint = http_server(app.state.membank, host=host)
+    server, endpoint = http_server(app.state.membank, host=host, writes=app.state.membank_writes)
     app.state.membank_mcp = server
     app.router.routes.append(Route(MCP_PATH, endpoint=endpoint, include_in_schema=False))
     return app

@@ -11,6 +11,7 @@ from mcp.types import ToolAnnotations
 from memory.api.mcp import bank_tools, config_tools, entry_tools, export_tools, memory_tools
 from memory.api.mcp.tooling import AccountOf, Toolkit
 from memory.api.state import ApiState
+from memory.api.writes import WritePool
 
 INSTRUCTIONS = (
     "membank: memory banks for agents. list_memory_banks gives the ids the other tools take "
@@ -42,6 +43,8 @@ DELETES = {
 """Tools that delete data or overwrite settings (compaction replaces entries by a summary)."""
 WRITES = {"create_memory_bank", "write_memory_bank_entry", "memory_remember"}
 """Tools that add data; every other tool only reads (an export or a test writes no bank)."""
+POOLED = {"write_memory_bank_entry", "memory_remember"}
+"""Tools that chunk and embed: in the REST app they run in its write pool."""
 
 
 def hints(name: str) -> ToolAnnotations:
@@ -51,7 +54,9 @@ def hints(name: str) -> ToolAnnotations:
     return CHANGES if name in WRITES else READ_ONLY
 
 
-def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPServer:
+def build_server(
+    state: ApiState, account_of: AccountOf | None = None, *, writes: WritePool | None = None
+) -> MCPServer:
     """Return an MCP server whose tools run on `state.base` (its store, clock, models).
 
     Args:
@@ -59,12 +64,16 @@ def build_server(state: ApiState, account_of: AccountOf | None = None) -> MCPSer
             (the REST app's when mounted in it; `own_state(ctx)` otherwise).
         account_of: returns the account of a call (over HTTP: the API key's); None = every
             call acts for `state.base.account` (stdio: a local, trusted process).
+        writes: the REST app's write pool (mounted in it): entry writes and remembered
+            memories take turns with the account's REST writes there.
 
     Returns:
         A new server (its HTTP session manager can be run once, so build one per app).
     """
-    kit = Toolkit(state, account_of)
+    kit = Toolkit(state, account_of, writes)
     tools = [
-        kit.tool(run, annotations=hints(run.__name__)) for group in TOOL_GROUPS for run in group
+        kit.tool(run, annotations=hints(run.__name__), pooled=run.__name__ in POOLED)
+        for group in TOOL_GROUPS
+        for run in group
     ]
     return MCPServer("membank", instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")

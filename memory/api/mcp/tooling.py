@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.api.errors import tool_message
 from memory.api.state import ApiState
+from memory.api.writes import WritePool
 from memory.context import Context
 from memory.errors import MembankError
 from memory.types.problems import one_line
@@ -81,6 +82,9 @@ class Toolkit:
     state: ApiState
     account_of: AccountOf | None = None
     """None: every call acts for the base context's account (a local, trusted process)."""
+    writes: WritePool | None = None
+    """The REST app's write pool when mounted in it: pooled tools (entry writes) take turns
+    with the account's REST writes there; None runs them on the SDK's worker thread."""
 
     def context(self, tool_ctx: ToolContext) -> Context:
         """Return the base context scoped to the account of this call."""
@@ -93,26 +97,38 @@ class Toolkit:
         run: Callable[..., Any],
         name: str | None = None,
         annotations: ToolAnnotations | None = None,
+        *,
+        pooled: bool = False,
     ) -> Tool:
         """Return `run(ctx, input[, state])` as an MCP tool named `name` (default: its name).
 
         The input model is `run`'s second parameter's annotation, the description its
         docstring, the output schema its return annotation; a third parameter gets the
-        server's state (jobs, exports).
+        server's state (jobs, exports). A `pooled` tool runs in the write pool when the
+        toolkit has one (fair between accounts, as REST entry writes are).
         """
         hints = get_type_hints(run)
         params = list(inspect.signature(run).parameters)
         model: type[BaseModel] = hints[params[1]]
         extra = (self.state,) if len(params) > 2 else ()
+        pool = self.writes if pooled else None
 
         def call(arguments: dict[str, Any], context: ToolContext) -> Any:
             with tool_errors():  # also a rule of the input model that raises InvalidInput
                 args = parse(model, arguments)
                 return run(self.context(context), args, *extra)
 
+        async def call_pooled(arguments: dict[str, Any], context: ToolContext) -> Any:
+            assert pool is not None
+            with tool_errors():
+                args = parse(model, arguments)
+                return await pool.run(self.context(context), lambda ctx: run(ctx, args, *extra))
+
         # The SDK reads this signature: the output schema from its return annotation, the
-        # context parameter by name. `call` is sync, so the SDK runs it in a worker thread.
-        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        # context parameter by name. A sync `call` runs in the SDK's worker thread; the
+        # pooled one waits on the event loop for its turn in the pool.
+        fn: Callable[..., Any] = call if pool is None else call_pooled
+        fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [
                 inspect.Parameter("arguments", inspect.Parameter.KEYWORD_ONLY, annotation=dict),
                 inspect.Parameter(
@@ -122,7 +138,7 @@ class Toolkit:
             return_annotation=hints["return"],
         )
         tool = Tool.from_function(
-            call,
+            fn,
             name=name or run.__name__,
             description=inspect.getdoc(run) or "",
             context_kwarg="context",
