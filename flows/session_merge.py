@@ -5,10 +5,11 @@
 `end_conversation(..., trigger=deployment_trigger())` returns as soon as the run is
 scheduled (`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path.
 A flow run costs about a second of orchestration around a merge of a few tenths, so
-conversations that end together are better merged as tasks of one run:
-`batching_trigger()` collects the merges asked for within `window` seconds and schedules one
-run of the batch deployment for all of them (each merge in exactly one batch; merges of one
-user still wait for each other's lock). Retrying is safe: a summary records the ids of the
+conversations that end together are better merged in one run: `batching_trigger()`
+collects the merges asked for within `window` seconds and schedules one run of the batch
+deployment for all of them (each merge in exactly one batch), which splits them into at
+most `BATCH_THREADS` shares, one task each (a task costs a few tenths of a second of
+orchestration too); every merge of one user is in the same share, in the order asked. Retrying is safe: a summary records the ids of the
 messages it covers, so a retried or repeated merge adds nothing twice.
 """
 
@@ -23,7 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel
 
 from flows.compaction_sweep import LLM_TAG
-from flows.retry import transient
+from flows.retry import PERMANENT, RETRIED_BELOW, transient
 from memory.ops import agents
 from memory.ops.agents import (
     DEFAULT_SUMMARY_TOKENS,
@@ -99,6 +100,55 @@ def session_merge_flow(
     return summary
 
 
+@task(
+    retries=2,
+    retry_delay_seconds=5,
+    tags=["membank", "session", LLM_TAG],
+    cache_policy=NO_CACHE,
+    retry_condition_fn=transient,
+    task_run_name="merge {merges[0].conversation} and the rest of its share",
+)
+def merge_share_task(
+    merges: list[MergeItem], data: str | None = None, account: str | None = None
+) -> list[str | None]:
+    """Merge a share of a batch, one conversation after another; returns, per merge, None
+    when it merged or what failed. A storage failure is raised (after the others ran) so
+    Prefect retries the share: a merge done already is found merged and left unchanged."""
+    ctx = open_context(data, account=account)
+    outcome: list[str | None] = []
+    transient_failure: Exception | None = None
+    for m in merges:
+        request = SessionMergeRequest(
+            account=ctx.account,
+            user=m.user,
+            agent=m.agent,
+            conversation=m.conversation,
+            max_tokens=m.max_tokens,
+        )
+        try:
+            agents.merge_conversation(ctx, request)
+            outcome.append(None)
+        except Exception as exc:  # the others of the share go on
+            outcome.append(f"{m.user} x {m.agent} / {m.conversation}: {exc}")
+            if not isinstance(exc, (*PERMANENT, *RETRIED_BELOW)):
+                transient_failure = exc
+    if transient_failure is not None:
+        raise transient_failure
+    return outcome
+
+
+def shares(merges: list[MergeItem], count: int) -> list[list[MergeItem]]:
+    """Split `merges` into at most `count` shares of about equal size, every merge of one
+    user in the same share and in the order asked (a user's merges take turns anyway)."""
+    by_user: dict[str, list[MergeItem]] = {}
+    for m in merges:
+        by_user.setdefault(m.user, []).append(m)
+    split: list[list[MergeItem]] = [[] for _ in range(max(1, min(count, len(by_user))))]
+    for group in sorted(by_user.values(), key=len, reverse=True):
+        min(split, key=len).extend(group)
+    return [share for share in split if share]
+
+
 @flow(
     name=BATCH_FLOW_NAME,
     log_prints=True,
@@ -106,30 +156,29 @@ def session_merge_flow(
 )
 def session_merge_batch_flow(
     merges: list[MergeItem], data: str | None = None, account: str | None = None
-) -> list[SessionSummary | None]:
-    """Merge several ended conversations, each as a task of this one flow run (one run's
-    orchestration for the batch); a failed merge fails its task, the others go on."""
-    futures = merge_task.map(
-        [m.user for m in merges],
-        [m.agent for m in merges],
-        [m.conversation for m in merges],
-        [m.max_tokens for m in merges],
-        data=unmapped(data),
-        account=unmapped(account),
+) -> int:
+    """Merge several ended conversations in one flow run: `BATCH_THREADS` tasks at most, each
+    merging its share of the batch in turn (orchestration paid per share, not per
+    conversation); a failed merge does not stop the others. Returns how many merged."""
+    futures = merge_share_task.map(
+        shares(merges, BATCH_THREADS), data=unmapped(data), account=unmapped(account)
     )
-    summaries: list[SessionSummary | None] = []
-    failed = 0
+    failures: list[str] = []
     for future in futures:
         future.wait()
         if future.state.is_completed():
-            summaries.append(future.result())
+            failures += [f for f in future.result() if f is not None]
         else:
-            failed += 1
-            summaries.append(None)
-    print(f"{len(merges) - failed} of {len(merges)} conversations merged, {failed} failed")
-    if failed:
-        raise RuntimeError(f"{failed} of {len(merges)} merges failed (retried next time asked)")
-    return summaries
+            failures.append(f"a share failed: {future.state.message}")
+    for failure in failures:
+        print(f"not merged: {failure}")
+    merged = len(merges) - len(failures)
+    print(f"{merged} of {len(merges)} conversations merged, {len(failures)} failed")
+    if failures:
+        raise RuntimeError(
+            f"{len(failures)} of {len(merges)} merges failed (retried next time asked)"
+        )
+    return merged
 
 
 def deployment_trigger(data: str | None = None) -> SessionMergeTrigger:

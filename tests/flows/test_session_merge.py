@@ -169,3 +169,39 @@ def test_the_batching_trigger_schedules_one_run_for_conversations_ending_togethe
         ("ann", "a2"),
     ]
     assert runs[0].parameters["account"] == "acme"
+
+
+def test_a_batch_is_shared_out_with_each_users_merges_together_in_order() -> None:
+    from flows.session_merge import MergeItem, shares
+
+    asked = [("ann", "a1"), ("bob", "b1"), ("ann", "a2"), ("cy", "c1"), ("dee", "d1")]
+    merges = [MergeItem(user=u, agent="concierge", conversation=c) for u, c in asked]
+    split = shares(merges, 2)
+    assert len(split) == 2 and sorted(len(s) for s in split) == [2, 3]
+    assert sorted(m.conversation for s in split for m in s) == ["a1", "a2", "b1", "c1", "d1"]
+    (ann,) = [s for s in split if any(m.user == "ann" for m in s)]
+    assert [m.conversation for m in ann if m.user == "ann"] == ["a1", "a2"]
+    assert [len(s) for s in shares(merges[:1], 4)] == [1]
+    assert shares([], 4) == []
+
+
+def test_a_failed_merge_fails_the_batch_after_the_others_merged(
+    prefect_api: None, tmp_path: Path
+) -> None:
+    from flows.session_merge import MergeItem, session_merge_batch_flow
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    tell(ctx, "ann", "a1", "My favourite colour is teal.")
+    tell(ctx, "ann", "a2", "I work night shifts on Tuesdays.")
+    merges = [
+        MergeItem(user="ann", agent="concierge", conversation="a1"),
+        MergeItem(user="ann", agent="x" * 500, conversation="a2"),  # too long: refused
+        MergeItem(user="ann", agent="concierge", conversation="a2"),
+    ]
+
+    state = session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
+
+    assert state.is_failed() and "1 of 3 merges failed" in str(state.message)
+    ann = session.session_summary(ctx, "ann", "concierge")
+    assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
