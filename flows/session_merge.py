@@ -2,14 +2,14 @@
 `membank-session-merge-batch/merge-batch`): one retried task over
 `memory.ops.agents.merge_conversation`, and the triggers that start the deployments.
 
-`end_conversation(..., trigger=deployment_trigger())` returns as soon as the run is scheduled
-(`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path. A flow run
-costs about a second of orchestration around a merge of a few tenths, so conversations that
-end together are better merged in one run: `batching_trigger()` collects the merges asked for
-within `window` seconds and schedules one run of the batch deployment for all of them (each
-merge in exactly one batch), which splits them into at most `BATCH_THREADS` shares, one task
-each (a task costs a few tenths of a second of orchestration too); every merge of one user is
-in the same share, in the order asked. Retrying is safe: a summary records the ids of the
+`end_conversation(..., trigger=deployment_trigger())` returns as soon as the run is
+scheduled (`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path.
+A flow run costs about a second of orchestration around a merge of a few tenths, so
+conversations that end together are better merged in one run: `batching_trigger()`
+collects the merges asked for within `window` seconds and schedules one run of the batch
+deployment for all of them (each merge in exactly one batch), which splits them into at
+most `BATCH_THREADS` shares, one task each (a task costs a few tenths of a second of
+orchestration too); every merge of one user is in the same share, in the order asked. Retrying is safe: a summary records the ids of the
 messages it covers, so a retried or repeated merge adds nothing twice.
 """
 
