@@ -9,8 +9,9 @@ conversations that end together are better merged in one run: `batching_trigger(
 collects the merges asked for within `window` seconds and schedules one run of the batch
 deployment for all of them (each merge in exactly one batch), which splits them into at
 most `BATCH_THREADS` shares, one task each (a task costs a few tenths of a second of
-orchestration too); every merge of one user is in the same share, in the order asked. Retrying is safe: a summary records the ids of the
-messages it covers, so a retried or repeated merge adds nothing twice.
+orchestration too); every merge of one user is in the same share, in the order asked.
+Retrying is safe: a summary records the ids of the messages it covers, so a retried or
+repeated merge adds nothing twice.
 """
 
 from __future__ import annotations

@@ -205,25 +205,3 @@ def test_a_failed_merge_fails_the_batch_after_the_others_merged(
     assert state.is_failed() and "1 of 3 merges failed" in str(state.message)
     ann = session.session_summary(ctx, "ann", "concierge")
     assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
-
-
-def test_a_failed_merge_fails_the_batch_after_the_others_merged(
-    prefect_api: None, tmp_path: Path
-) -> None:
-    from flows.session_merge import MergeItem, session_merge_batch_flow
-
-    data = str(tmp_path / "db")
-    ctx = writer(data)
-    tell(ctx, "ann", "a1", "My favourite colour is teal.")
-    tell(ctx, "ann", "a2", "I work night shifts on Tuesdays.")
-    merges = [
-        MergeItem(user="ann", agent="concierge", conversation="a1"),
-        MergeItem(user="ann", agent="x" * 500, conversation="a2"),  # too long: refused
-        MergeItem(user="ann", agent="concierge", conversation="a2"),
-    ]
-
-    state = session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
-
-    assert state.is_failed() and "1 of 3 merges failed" in str(state.message)
-    ann = session.session_summary(ctx, "ann", "concierge")
-    assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
