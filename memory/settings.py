@@ -6,6 +6,7 @@ import os
 import stat
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.errors import InvalidInput
@@ -58,6 +59,10 @@ class Settings(BaseSettings):
     `membank-job` deployments, kept by the Prefect server; `memory.ops.prefect_jobs`)."""
     jobs_url: str | None = None
     """The Prefect API of `jobs=prefect`; unset: PREFECT_API_URL."""
+    jobs_running: int | None = Field(None, ge=1, le=1000)
+    """Jobs of one account running at once, so one account cannot take every worker while
+    others wait (unset: half the API's job threads with `jobs=process`, 2 with `prefect`,
+    where it is a Prefect global concurrency limit per account shared by every worker)."""
     exports_dir: str | None = None
     """Where the API keeps finished export files (unset: a temporary folder per process;
     with `jobs=prefect` or several API workers, a folder every process and worker sees)."""

@@ -32,6 +32,9 @@ class ApiLimits:
     """Threads running jobs (exports, compactions, test compactions)."""
     max_pending: int = 16
     """Jobs an account may have queued or running at once; more is a 429."""
+    max_running: int | None = None
+    """Jobs of one account running at once (None: half the job threads in process, 2 on
+    Prefect); the others of the account wait their turn, another account's go first."""
     keep_jobs: int = 500
     """Finished jobs remembered (oldest forgotten first, their files deleted)."""
     page_limit: int = 100
@@ -50,6 +53,7 @@ class ApiLimits:
     def from_settings(cls, settings: Settings) -> ApiLimits:
         """Return the defaults with the MEMBANK_API_* settings applied."""
         return cls(
+            max_running=settings.jobs_running,
             job_retry_after=settings.api_job_retry_after,
             rate_limit=settings.api_rate_limit,
             rate_window=settings.api_rate_window,
@@ -58,7 +62,12 @@ class ApiLimits:
     @property
     def jobs(self) -> JobLimits:
         """Return the job pool's part of the limits."""
-        return JobLimits(workers=self.workers, max_pending=self.max_pending, keep=self.keep_jobs)
+        return JobLimits(
+            workers=self.workers,
+            max_pending=self.max_pending,
+            max_running=self.max_running,
+            keep=self.keep_jobs,
+        )
 
 
 @dataclass
@@ -122,6 +131,10 @@ class ApiState:
         return self._resolver.key(raw_key)
 
 
+PREFECT_RUNNING = 2
+"""Jobs of one account running at once on Prefect when MEMBANK_JOBS_RUNNING is unset."""
+
+
 def open_runner(base: Context, limits: ApiLimits, exports_dir: Path) -> JobRunner:
     """Return the job runner `base.settings.jobs` names (see the module's docstring).
 
@@ -142,5 +155,9 @@ def open_runner(base: Context, limits: ApiLimits, exports_dir: Path) -> JobRunne
     from memory.ops.prefect_jobs import PrefectJobs  # httpx: only when jobs run on Prefect
 
     return PrefectJobs(
-        url, data=base.store.location, exports_dir=exports_dir, max_pending=limits.max_pending
+        url,
+        data=base.store.location,
+        exports_dir=exports_dir,
+        max_pending=limits.max_pending,
+        max_running=limits.max_running or PREFECT_RUNNING,
     )

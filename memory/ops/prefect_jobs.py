@@ -9,8 +9,13 @@ the runs show in the Prefect UI. A worker of the deployments' pool runs them.
 
 Fairness: at most `max_pending` flow runs of an account are scheduled or running (counted on
 the server by the account's tag; two requests at the same instant may both pass at the
-last free place); more is `TooManyJobs` (REST: a 429 with `Retry-After`). How many run at
-once across accounts is the work pool's concurrency.
+last free place); more is `TooManyJobs` (REST: a 429 with `Retry-After`). At most
+`max_running` of them run at once, whatever workers poll the pool: an account's runs go to
+a work queue of its own in the deployment's work pool (`queue_name`, made on first use with
+that concurrency limit), and the server hands workers no more of a queue's runs than its
+limit, so the other runs of a busy account wait on the server, not in a worker, while other
+accounts' runs are picked up. How many run at once across accounts is the work pool's
+concurrency.
 
 httpx only, like `memory.leases.prefect`: the API process never imports Prefect.
 """
@@ -18,6 +23,7 @@ httpx only, like `memory.leases.prefect`: the API process never imports Prefect.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -63,15 +69,22 @@ class PrefectJobs:
         exports_dir: where export runs write their files (a folder every API process and
             worker sees).
         max_pending: flow runs one account may have scheduled or running.
+        max_running: flow runs of one account running at once (its work queue's limit).
     """
 
-    def __init__(self, api_url: str, *, data: str, exports_dir: Path, max_pending: int) -> None:
+    def __init__(
+        self, api_url: str, *, data: str, exports_dir: Path, max_pending: int, max_running: int = 2
+    ) -> None:
         self.where = api_url.rstrip("/")
         self._data = data
         self._exports_dir = exports_dir
         self._max_pending = max_pending
+        self._max_running = max_running
         self._client = httpx.Client(base_url=self.where + "/", timeout=30.0, headers=auth_headers())
-        self._deployments: dict[str, str] = {}
+        self._deployments: dict[str, tuple[str, str]] = {}
+        """Per kind: the deployment's id and its work pool."""
+        self._queues: set[tuple[str, str]] = set()
+        """(pool, queue) made or found already."""
         self._done: dict[str, JobRecord] = {}
         """Finished jobs already read (their state no longer changes)."""
 
@@ -108,8 +121,13 @@ class PrefectJobs:
             "exports_dir": str(self._exports_dir),
             "details": dict(details or {}),
         }
-        body = {"parameters": parameters, "tags": ["membank", FLOW, tag]}
-        run = self._call("POST", f"deployments/{self._deployment(kind)}/create_flow_run", body)
+        deployment, pool = self._deployment(kind)
+        body = {
+            "parameters": parameters,
+            "tags": ["membank", FLOW, tag],
+            "work_queue_name": self._queue(pool, account),
+        }
+        run = self._call("POST", f"deployments/{deployment}/create_flow_run", body)
         return self._record(run, account)
 
     def get(self, account: str, job_id: str) -> JobRecord:
@@ -150,7 +168,8 @@ class PrefectJobs:
         body = {"flow_runs": {"tags": {"all_": [tag]}, "state": {"type": {"any_": waiting}}}}
         return int(self._call("POST", "flow_runs/count", body))
 
-    def _deployment(self, kind: str) -> str:
+    def _deployment(self, kind: str) -> tuple[str, str]:
+        """Return the id and work pool of the kind's deployment."""
         found = self._deployments.get(kind)
         if found is None:
             reply = self._send("GET", f"deployments/name/{FLOW}/{kind}", None)
@@ -159,9 +178,32 @@ class PrefectJobs:
                     f"the Prefect API at {self.where} has no deployment {FLOW}/{kind}: deploy "
                     "prefect.yaml (python -m flows.serve_setup), or unset MEMBANK_JOBS"
                 )
-            found = str(self._checked(reply, "find the deployment")["id"])
+            deployment = self._checked(reply, "find the deployment")
+            pool = deployment.get("work_pool_name")
+            if not pool:
+                raise StorageError(
+                    f"the deployment {FLOW}/{kind} has no work pool: deploy prefect.yaml "
+                    "(python -m flows.serve_setup)"
+                )
+            found = (str(deployment["id"]), str(pool))
             self._deployments[kind] = found
         return found
+
+    def _queue(self, pool: str, account: str) -> str:
+        """Return the account's work queue in `pool`, made with the account's limit of
+        running jobs if it does not exist (a queue made earlier keeps its limit)."""
+        name = queue_name(account)
+        if (pool, name) not in self._queues:
+            body = {
+                "name": name,
+                "concurrency_limit": self._max_running,
+                "description": "membank jobs of one account (see memory.ops.prefect_jobs)",
+            }
+            reply = self._send("POST", f"work_pools/{pool}/queues", body)
+            if reply.status_code != 409:  # 409: it exists already
+                self._checked(reply, "make the account's work queue")
+            self._queues.add((pool, name))
+        return name
 
     def _record(self, run: dict[str, Any], account: str) -> JobRecord:
         parameters = run.get("parameters") or {}
@@ -222,6 +264,15 @@ class PrefectJobs:
                 f"{reply.status_code} {reply.text[:200]}"
             )
         return reply.json()
+
+
+QUEUE_PREFIX = "membank-jobs-"
+
+
+def queue_name(account: str) -> str:
+    """Return the name of `account`'s work queue (a digest: an account id may hold
+    characters a queue's name may not)."""
+    return QUEUE_PREFIX + hashlib.sha256(account.encode()).hexdigest()[:16]
 
 
 def error_of(name: str, message: str) -> MembankError:
