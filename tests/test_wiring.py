@@ -162,24 +162,27 @@ def test_memory_never_imports_flows_or_the_test_doubles() -> None:
     assert offenders == []
 
 
-def _membank(data: Path, *args: str) -> list[str]:
-    """Run membank `args` in a fresh process; return the heavy modules it imported."""
+def _membank(data: Path, *commands: list[str]) -> list[tuple[str, list[str]]]:
+    """Run the membank `commands` one after another in one fresh process; return, after
+    each, the command and the heavy modules imported so far (a module stays imported, so
+    the first command to import one is the first to name it)."""
+    calls = [[*args, "--data", str(data)] for args in commands]
     code = (
         "import json, sys\n"
         "from memory.cli import main\n"
-        f"code = main({[*args, '--data', str(data)]!r})\n"
-        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
-        "print(json.dumps({'code': code, 'heavy': heavy}))\n"
+        f"for args in {calls!r}:\n"
+        "    code = main(args)\n"
+        f"    heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "    print(json.dumps({'args': args[0], 'code': code, 'heavy': heavy}))\n"
     )
     env = {**os.environ, "MEMBANK_LLM_MODEL": "membank/extractive"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
     )
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["code"] == 0, out.stderr
-    heavy: list[str] = result["heavy"]
-    return heavy
+    results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert [r["code"] for r in results] == [0] * len(commands), out.stderr
+    return [(r["args"], r["heavy"]) for r in results]
 
 
 @pytest.mark.process
@@ -187,28 +190,16 @@ def test_offline_commands_never_import_litellm_prefect_deepeval_or_streamlit(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "db"
-    assert (
-        _membank(
-            data,
-            "bank",
-            "create",
-            "--name",
-            "chat",
-            "--type",
-            "conversation",
-            "--max-turns",
-            "3",
-            "--compaction-prompt",
-            "Keep every fact.",
-        )
-        == []
-    )
+    create = ["bank", "create", "--name", "chat", "--type", "conversation"]
+    commands = [[*create, "--max-turns", "3", "--compaction-prompt", "Keep every fact."]]
     for i in range(4):  # the 4th write goes over max_turns: it compacts
         turn = f"Turn {i}: order #{100 + i} ships on May {i + 1}."
-        assert _membank(data, "write", "chat", "--key", "c1", "--speaker", "alice", turn) == []
-    assert _membank(data, "search", "chat", "order ships") == []
-    assert _membank(data, "load", "chat", "--key", "c1") == []
-    assert _membank(data, "stats", "chat") == []
+        commands.append(["write", "chat", "--key", "c1", "--speaker", "alice", turn])
+    commands += [["search", "chat", "order ships"], ["load", "chat", "--key", "c1"]]
+    commands.append(["stats", "chat"])
+    seen = _membank(data, *commands)
+    assert [command for command, _ in seen] == [c[0] for c in commands]  # every one ran
+    assert [heavy for _, heavy in seen] == [[]] * len(commands)
     ctx = Context(store=LanceStore(str(data)))
     loaded = entries.load(ctx, banks.get(ctx, "chat"), "c1")
     assert "summary" in [e.kind for e in loaded]  # the write did compact
