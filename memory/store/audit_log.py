@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
+from lance.dataset import ColumnOrdering
 
 from memory.store import filters
 from memory.store.connection import Connection
@@ -68,7 +69,10 @@ class AuditLogTable(Connection):
             f"at < {filters.timestamp_literal(until)}" if until is not None else None,
             f"id < {filters.literal(before_id)}" if before_id is not None else None,
         )
-        found: pa.Table = self._on_latest(table, lambda t: t.to_lance().to_table(filter=predicate))
+        newest_first = [ColumnOrdering("id", ascending=False)]  # ids are time-ordered
+        found: pa.Table = self._on_latest(
+            table,
+            lambda t: t.to_lance().to_table(filter=predicate, order_by=newest_first, limit=limit),
+        )  # sorted and cut in Lance: only the page's rows reach Python
         rows: list[dict[str, Any]] = found.to_pylist()
-        rows.sort(key=lambda r: r["id"], reverse=True)
-        return rows[:limit]
+        return rows

@@ -54,6 +54,7 @@ def test_the_log_is_paged_and_for_admins_of_the_account_only(api: Api) -> None:
     second = _log(api, limit=2, cursor=first["next_cursor"])
     ids = [e["id"] for e in first["data"] + second["data"]]
     assert len(ids) == len(set(ids)) == 4 and second["next_cursor"] is None
+    assert ids == sorted(ids, reverse=True)  # newest first, across pages (ids are time-ordered)
     with client(api.url, reader) as http:
         assert http.get("/audit").status_code == 403
     with api.as_beta() as http:
