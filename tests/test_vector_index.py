@@ -125,3 +125,13 @@ def test_a_deleted_fragment_leaves_its_vectors_in_no_index_segment(
     assert small.store.deletion_audit(bank.id).final
     found = search.search(small, bank, SearchQuery(text=middle[0].content, method="vector", k=1))
     assert found[0].entry.id != middle[0].id
+
+
+def test_membank_maintain_builds_the_index(small: Context) -> None:
+    """`membank maintain` (`verify.maintain_bank`) is where a bank gets its vector index."""
+    from memory import verify
+
+    bank, _ = _bank(small)
+    health = verify.maintain_bank(small, bank)
+    assert health.error is None
+    assert VECTOR_INDEX in index_names(small.store.entries_table(bank.id))

@@ -265,7 +265,9 @@ class LanceStore(
 
     def upgrade_indices(self, bank_id: str) -> bool:
         """Rebuild the full-text index of a table made before it kept word positions (so
-        quoted phrases can be searched); return whether it was rebuilt."""
+        quoted phrases can be searched) and build the vector index of a table that has
+        outgrown exact search (`vector_index`: seconds; `membank maintain` runs this, no
+        write does); return whether an index was (re)built."""
         table = self._entries(bank_id)
         if table is None:
             return False
@@ -273,12 +275,13 @@ class LanceStore(
             with self._writing(table):
                 table.checkout_latest()
                 rebuilt = indices.ensure_positions(table)
+                built = vector_index.ensure(table, self.tuning.vector_index_rows)
         except STORAGE_ERRORS as exc:
             raise StorageError(
-                f"rebuilding the full-text index failed: {engine_text(exc)}"
+                f"rebuilding the full-text or vector index failed: {engine_text(exc)}"
             ) from exc
         table.checkout_latest()
-        return rebuilt
+        return rebuilt or built
 
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
         try:

@@ -70,7 +70,7 @@ class StoreTuning:
         vector_index_rows: chunk rows from which maintenance builds the vector index
             (`vector_index`); smaller tables are searched exactly.
         nprobes: index partitions a search with no filter visits (recall@10 against exact
-            search: bench/vector_index.py).
+            search: bench/vector_index.py); 0: searches never use the index.
     """
 
     segment_rows: int = 65_536
@@ -90,10 +90,11 @@ class StoreTuning:
             self.loose_fragments,
             self.index_segments,
             self.vector_index_rows,
-            self.nprobes,
         )
         if min(counts) < 1:
             raise ValueError("StoreTuning row and segment counts must be at least 1")
+        if self.nprobes < 0:
+            raise ValueError("StoreTuning.nprobes must be 0 (never use the index) or more")
 
 
 def fragment_rows(dataset: Any) -> dict[int, int]:
