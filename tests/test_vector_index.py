@@ -93,7 +93,8 @@ def test_filtered_search_is_exact_and_whole_bank_search_finds_its_entry(small: C
         assert [(h.entry.id, h.score) for h in new] == [(h.entry.id, h.score) for h in old]
     assert after[2][0].entry.id == written[250].id  # through the index: its own text first
     newer = entries.write(small, bank, [EntryIn(key="k9", content="crate of lemons at dock")])
-    found = search.search(small, bank, SearchQuery(text="crate of lemons at dock", k=1))
+    query = SearchQuery(text="crate of lemons at dock", method="vector", k=1)
+    found = search.search(small, bank, query)
     assert found[0].entry.id == newer[0].id  # a row not folded into the index yet is searched
 
 
