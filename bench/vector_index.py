@@ -5,21 +5,22 @@ Usage: python bench/vector_index.py [--rows 100000] [--queries 100] [--exact-que
 
 Vectors (MiniLM-shaped, not perfect clusters): the bundled MiniLM embedder embeds `--bases`
 generated sentences; each row's vector is base i + 0.5 x base j (two random bases) plus
-Gaussian noise (sigma 0.02 a dimension), L2-normalised; its text is base i's sentence and a
-few Zipf words (bench/search.py), so text and vector agree as in real entries. Queries are
-other generated sentences (none stored) and their MiniLM embeddings. The rows go in
-through `LanceStore.add_rows`; `LanceStore.maintain` then builds the vector index (timed).
+Gaussian noise (`--noise`: sigma 0.02 a dimension), L2-normalised; its text is base i's
+sentence and a few Zipf words (bench/search.py), so text and vector agree as in real
+entries. Queries are other generated sentences (none stored) and their MiniLM embeddings.
+The rows go in through `LanceStore.add_rows`; `LanceStore.maintain` then builds the vector
+index (timed).
 
 Timed on the same table, interleaved (p50/p95 over `--queries`):
 - membank hybrid / vector: `search.search(ctx, bank, SearchQuery(..., min_score=0))`, no key;
 - native hybrid / vector over the same index: `table.search(...).nprobes(n)` (hybrid:
   `query_type="hybrid", fts_columns="search_text"`, `.vector(v).text(t)`);
-With `--id-index` (a probe), a BTree on `entry_id` is built first: the exact-score look-ups
-(`entry_id IN (...)`) of membank's hybrid search then use it instead of a scan.
 - exact: membank hybrid on a store with `nprobes=0` (brute force, as before the index) and
   LanceDB's `bypass_vector_index()` vector query, over the first `--exact-queries` queries.
 recall@10: membank's indexed top 10 entries against the exact ones (vector: brute-force
 vector query; hybrid: membank's exact hybrid), over the exact queries.
+With `--id-index` (a probe), a BTree on `entry_id` is built first: the exact-score look-ups
+(`entry_id IN (...)`) of membank's hybrid search then use it instead of a scan.
 Target (issue 24): membank hybrid p95 <= 1.5x native hybrid over the same index, recall@10
 >= 0.95. The last line of stdout is a JSON object; `ratio` is membank hybrid p95 / native
 hybrid p95.
@@ -74,13 +75,13 @@ def sentences(rng: np.random.Generator, count: int) -> list[str]:
 
 
 def row_vectors(
-    bases: np.ndarray[Any, Any], i: np.ndarray[Any, Any], rng: np.random.Generator
+    bases: np.ndarray[Any, Any], i: np.ndarray[Any, Any], rng: np.random.Generator, sigma: float
 ) -> Any:
-    """Return one unit vector per base index in `i`: base i + 0.5 base j (j random) + noise,
-    normalised."""
+    """Return one unit vector per base index in `i`: base i + 0.5 base j (j random) + noise
+    (`sigma` a dimension), normalised."""
     count = len(i)
     j = rng.integers(len(bases), size=count)
-    noise = rng.standard_normal((count, bases.shape[1]), dtype=np.float32) * 0.02
+    noise = rng.standard_normal((count, bases.shape[1]), dtype=np.float32) * sigma
     vectors = bases[i] + 0.5 * bases[j] + noise
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors.astype(np.float32)
@@ -96,6 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nprobes", type=int, default=StoreTuning().nprobes)
     parser.add_argument("--bases", type=int, default=4_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--noise", type=float, default=0.02, help="sigma a dimension")
     parser.add_argument(
         "--id-index",
         action="store_true",
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("text", "content"):
         position = rows.schema.get_field_index(name)
         rows = rows.set_column(position, name, pa.array(texts, pa.string()))
-    vectors = row_vectors(bases, base_of, rng)
+    vectors = row_vectors(bases, base_of, rng, args.noise)
     column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
     rows = rows.set_column(rows.schema.get_field_index("vector"), "vector", column)
 
@@ -222,6 +224,7 @@ def main(argv: list[str] | None = None) -> None:
                 "nprobes": args.nprobes,
                 "build_s": round(build, 2),
                 "id_index": args.id_index,
+                "noise": args.noise,
                 "ms": figures,
                 "recall": recalls,
                 "ratio": round(ratio, 3),
