@@ -19,8 +19,8 @@ Timed on the same table, interleaved (p50/p95 over `--queries`):
   LanceDB's `bypass_vector_index()` vector query, over the first `--exact-queries` queries.
 recall@10: membank's indexed top 10 entries against the exact ones (vector: brute-force
 vector query; hybrid: membank's exact hybrid), over the exact queries.
-With `--id-index` (a probe), a BTree on `entry_id` is built first: the exact-score look-ups
-(`entry_id IN (...)`) of membank's hybrid search then use it instead of a scan.
+Maintenance builds a BTree on `entry_id` with the vector index (at commit 40491ae it did
+not; that run's `--id-index` flag built one by hand as a probe).
 Target (issue 24): membank hybrid p95 <= 1.5x native hybrid over the same index, recall@10
 >= 0.95. The last line of stdout is a JSON object; `ratio` is membank hybrid p95 / native
 hybrid p95.
@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import BTree
 
 from bench.search import LookupEmbedder, build_rows, percentile
 from memory import banks, search
@@ -98,11 +97,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bases", type=int, default=4_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--noise", type=float, default=0.02, help="sigma a dimension")
-    parser.add_argument(
-        "--id-index",
-        action="store_true",
-        help="probe: also build a BTree on entry_id (the store has none) before timing",
-    )
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
 
@@ -148,8 +142,6 @@ def main(argv: list[str] | None = None) -> None:
             lookup[text] = query_vecs[n]
             queries.append((text, query_vecs[n]))
         raw = lancedb.connect(uri).open_table(entries_table_name(bank.id))
-        if args.id_index:
-            raw.create_index("entry_id", config=BTree(), name="entry_id_idx")
         columns = list(ENTRY_COLUMNS)
 
         def native_vector(text: str, vector: Any, exact: bool = False) -> list[str]:
@@ -223,7 +215,6 @@ def main(argv: list[str] | None = None) -> None:
                 "rows": args.rows,
                 "nprobes": args.nprobes,
                 "build_s": round(build, 2),
-                "id_index": args.id_index,
                 "noise": args.noise,
                 "ms": figures,
                 "recall": recalls,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lance_files import btree_keys
 
 from memory import banks, entries, search
 from memory.context import Context
@@ -14,7 +15,7 @@ from memory.models import Bank, BankCreate, Entry, EntryIn, SearchQuery
 from memory.ops import entries as entry_ops
 from memory.ops.entries import ForgetRequest
 from memory.store import vector_index
-from memory.store.indices import VECTOR_INDEX, index_names
+from memory.store.indices import ID_INDEX, VECTOR_INDEX, index_names
 from memory.store.lance import LanceStore
 from memory.store.segments import StoreTuning
 from memory.types.entry_filter import EntryFilter
@@ -66,13 +67,13 @@ def test_maintenance_builds_the_index_past_the_threshold_and_not_before(small: C
     table = small.store.entries_table(bank.id)
     assert VECTOR_INDEX not in index_names(table)  # writes never build it
     small.store.maintain(bank.id)
-    assert VECTOR_INDEX in index_names(table)
+    assert {VECTOR_INDEX, ID_INDEX} <= index_names(table)
     assert vector_index.built_partitions(table) == vector_index.partitions_for(ROWS)
     assert vector_index.due(table, 200) is None  # not grown four times yet: no rebuild
     other = banks.create(small, BankCreate(name="small", type="general"))
     entries.write(small, other, [EntryIn(key="k", content="one")])
     small.store.maintain(other.id)
-    assert VECTOR_INDEX not in index_names(small.store.entries_table(other.id))
+    assert not {VECTOR_INDEX, ID_INDEX} & index_names(small.store.entries_table(other.id))
 
 
 def test_filtered_search_is_exact_and_whole_bank_search_finds_its_entry(small: Context) -> None:
@@ -123,6 +124,7 @@ def test_a_deleted_fragment_leaves_its_vectors_in_no_index_segment(
     )
     assert receipt.pruned
     assert [f for v in victims for f in _files_holding(folder, v)] == []
+    assert not {e.id for e in middle} & set(btree_keys(folder))  # nor the id index their ids
     assert small.store.deletion_audit(bank.id).final
     found = search.search(small, bank, SearchQuery(text=middle[0].content, method="vector", k=1))
     assert found[0].entry.id != middle[0].id

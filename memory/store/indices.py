@@ -19,7 +19,10 @@ FTS_COLUMN = "search_text"
 FTS_INDEX = "text_idx"
 KEY_INDEX = "key_idx"
 VECTOR_INDEX = "vector_idx"
-SEGMENTED = (KEY_INDEX, FTS_INDEX, VECTOR_INDEX)
+ID_INDEX = "entry_id_idx"
+"""A BTree on `entry_id`, built with the vector index (`vector_index`): the exact-score
+look-ups of a whole-bank hybrid search (`entry_id IN (...)`) use it instead of a scan."""
+SEGMENTED = (KEY_INDEX, FTS_INDEX, VECTOR_INDEX, ID_INDEX)
 """The indices whose segments final deletion rewrites (an absent one has no segments)."""
 FTS_CONFIG = FTS(
     base_tokenizer="simple",
@@ -45,6 +48,11 @@ def create_key_index(table: Any) -> None:
 def create_fts_index(table: Any) -> None:
     """Build (or replace) the native full-text index over `search_text`."""
     table.create_index(FTS_COLUMN, config=FTS_CONFIG, name=FTS_INDEX, replace=True)
+
+
+def create_id_index(table: Any) -> None:
+    """Build (or replace) the BTree index on `entry_id` (look-ups of given entries)."""
+    table.create_index("entry_id", config=BTree(), name=ID_INDEX, replace=True)
 
 
 def create_vector_index(table: Any, partitions: int) -> None:

@@ -38,10 +38,13 @@ from typing import Any
 
 from memory.store import vector_index
 from memory.store.indices import (
+    FTS_INDEX,
+    ID_INDEX,
     KEY_INDEX,
     SEGMENTED,
     VECTOR_INDEX,
     create_fts_index,
+    create_id_index,
     create_key_index,
 )
 from memory.store.retry import STORE_RETRY, RetryPolicy
@@ -199,10 +202,13 @@ def _rewrite_stale(table: Any, name: str) -> None:
     if count == 0:
         return
     if count == len(segments_of(dataset, name)):  # every segment: build the index afresh
-        if name == VECTOR_INDEX:
-            vector_index.rebuild(table)
-        else:
-            (create_key_index if name == KEY_INDEX else create_fts_index)(table)
+        builders = {
+            KEY_INDEX: create_key_index,
+            FTS_INDEX: create_fts_index,
+            VECTOR_INDEX: vector_index.rebuild,
+            ID_INDEX: create_id_index,
+        }
+        builders[name](table)
     else:
         dataset.optimize.optimize_indices(num_indices_to_merge=count, index_names=[name])
     table.checkout_latest()

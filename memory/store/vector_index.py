@@ -13,8 +13,12 @@ tag, a time window, or the `entry_id IN (...)` look-ups that give hybrid search 
 scores, bypasses it, so filtered results are exact and unchanged (a prefiltered IVF search
 can also return fewer rows than asked).
 
-IVF_FLAT keeps each vector (normalised) in its index files; final deletion rewrites its
-segments like those of the other indices (`segments.finish_deletion`).
+With it comes a BTree on `entry_id` (`indices.ID_INDEX`): a whole-bank hybrid search looks up
+the exact scores of ~100 given entries (`entry_id IN (...)`), a scan of the table without it
+(bench/RESULTS.md "vector index": most of that search's time at 300k rows).
+
+IVF_FLAT keeps each vector (normalised) in its index files, the BTree each entry id; final
+deletion rewrites their segments like those of the other indices (`segments.finish_deletion`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memory.store.indices import VECTOR_INDEX, create_vector_index, index_names
+from memory.store.indices import (
+    ID_INDEX,
+    VECTOR_INDEX,
+    create_id_index,
+    create_vector_index,
+    index_names,
+)
 
 PARTITIONS_KEY = "membank.vector_partitions"
 """Table config key: how many partitions the vector index was built with."""
@@ -69,9 +79,14 @@ def ensure(table: Any, min_rows: int) -> bool:
 
 
 def build(table: Any, partitions: int) -> None:
-    """Build the vector index with `partitions` partitions and record the count."""
+    """Build the vector index with `partitions` partitions and record the count; add the
+    `entry_id` BTree if missing (at this size the look-ups of given entries that hybrid
+    search makes for exact scores would otherwise scan the table)."""
     create_vector_index(table, partitions)
     table.checkout_latest()
+    if ID_INDEX not in index_names(table):
+        create_id_index(table)
+        table.checkout_latest()
     table.to_lance().update_config({PARTITIONS_KEY: str(partitions)})
     table.checkout_latest()
 
