@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.store.indices import FTS_INDEX, KEY_INDEX
+from memory.store.indices import SEGMENTED
 from memory.store.segments import stale_segments
 
 PRUNE_DUE = "membank.prune_due"
@@ -79,7 +79,7 @@ def audit(dataset: Any) -> DeletionAudit:
     deleted = _meta(versions[-1], "total_deletion_file_rows") if versions else 0
     if deleted is None:  # not recorded: at least one row per fragment with deletions
         deleted = sum(f.deletion_file() is not None for f in dataset.get_fragments())
-    segments = sum(stale_segments(dataset, name) for name in (KEY_INDEX, FTS_INDEX))
+    segments = sum(stale_segments(dataset, name) for name in SEGMENTED)
     return DeletionAudit(
         deleted_rows=deleted,
         stale_versions=stale,

@@ -1,4 +1,5 @@
-"""The entries table's indices: a BTree on `key` and a native full-text index on `search_text`.
+"""The entries table's indices: a BTree on `key`, a native full-text index on `search_text`,
+and (past a size, `vector_index`) an IVF_FLAT index on `vector`.
 
 How they are created, read back (`describe_indices`) and upgraded for tables made before the
 `search_text` column existed. When new rows are folded into them and how their segments
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lancedb.index import FTS, BTree
+from lancedb.index import FTS, BTree, IvfFlat
 
 from memory.store.schema import CONTEXT_COLUMN, SPEAKER_SEPARATOR
 
@@ -17,6 +18,12 @@ FTS_COLUMN = "search_text"
 """Derived column the full-text index covers: `speaker: text` (see `schema.index_text`)."""
 FTS_INDEX = "text_idx"
 KEY_INDEX = "key_idx"
+VECTOR_INDEX = "vector_idx"
+ID_INDEX = "entry_id_idx"
+"""A BTree on `entry_id`, built with the vector index (`vector_index`): the exact-score
+look-ups of a whole-bank hybrid search (`entry_id IN (...)`) use it instead of a scan."""
+SEGMENTED = (KEY_INDEX, FTS_INDEX, VECTOR_INDEX, ID_INDEX)
+"""The indices whose segments final deletion rewrites (an absent one has no segments)."""
 FTS_CONFIG = FTS(
     base_tokenizer="simple",
     language="English",
@@ -41,6 +48,17 @@ def create_key_index(table: Any) -> None:
 def create_fts_index(table: Any) -> None:
     """Build (or replace) the native full-text index over `search_text`."""
     table.create_index(FTS_COLUMN, config=FTS_CONFIG, name=FTS_INDEX, replace=True)
+
+
+def create_id_index(table: Any) -> None:
+    """Build (or replace) the BTree index on `entry_id` (look-ups of given entries)."""
+    table.create_index("entry_id", config=BTree(), name=ID_INDEX, replace=True)
+
+
+def create_vector_index(table: Any, partitions: int) -> None:
+    """Build (or replace) the IVF_FLAT index on `vector` with `partitions` cosine clusters."""
+    config = IvfFlat(distance_type="cosine", num_partitions=partitions)
+    table.create_index("vector", config=config, name=VECTOR_INDEX, replace=True)
 
 
 def fts_has_positions(table: Any) -> bool:

@@ -31,6 +31,7 @@ from memory.store import (
     queries,
     segments,
     unique,
+    vector_index,
 )
 from memory.store.api_keys import KeyTable
 from memory.store.audit_log import AuditLogTable
@@ -252,8 +253,9 @@ class LanceStore(
             self._maintain(table)
 
     def maintain(self, bank_id: str) -> None:
-        """Fold unindexed rows into the indices, merge small index segments, compact fragments
-        and drop versions older than `tuning.keep_versions`."""
+        """Fold unindexed rows into the indices, merge small index segments, compact fragments,
+        build the vector index once the table is big enough (`vector_index`) and drop
+        versions older than `tuning.keep_versions`."""
         table = self._entries(bank_id)
         if table is not None:
             self._maintain(table, merge=True)
@@ -263,7 +265,9 @@ class LanceStore(
 
     def upgrade_indices(self, bank_id: str) -> bool:
         """Rebuild the full-text index of a table made before it kept word positions (so
-        quoted phrases can be searched); return whether it was rebuilt."""
+        quoted phrases can be searched) and build the vector index of a table that has
+        outgrown exact search (`vector_index`: seconds; `membank maintain` runs this, no
+        write does); return whether an index was (re)built."""
         table = self._entries(bank_id)
         if table is None:
             return False
@@ -271,18 +275,21 @@ class LanceStore(
             with self._writing(table):
                 table.checkout_latest()
                 rebuilt = indices.ensure_positions(table)
+                built = vector_index.ensure(table, self.tuning.vector_index_rows)
         except STORAGE_ERRORS as exc:
             raise StorageError(
-                f"rebuilding the full-text index failed: {engine_text(exc)}"
+                f"rebuilding the full-text or vector index failed: {engine_text(exc)}"
             ) from exc
         table.checkout_latest()
-        return rebuilt
+        return rebuilt or built
 
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
         try:
             with self._writing(table):
                 table.checkout_latest()
                 segments.index_new_rows(table, self.tuning, merge=merge)
+                if merge:  # maintenance only: a build takes seconds, no write waits for it
+                    vector_index.ensure(table, self.tuning.vector_index_rows)
             if merge:
                 keep = self.tuning.keep_versions
                 segments.drop_old_versions(table.to_lance(), keep, delete_unverified=False)
@@ -430,7 +437,9 @@ class LanceStore(
         """Return up to `limit` chunk rows ranked by vector or full-text relevance among the
         entries `flt` matches (`where`, a predicate string, is the old spelling).
 
-        The result has a `_score` column, higher is better.
+        The result has a `_score` column, higher is better. A vector search with no filter
+        uses the vector index once maintenance built one (approximate: `vector_index`); any
+        filtered one is exact.
         """
         if flt is not None:
             where = filters.conjoin(where, filters.where_of(flt))
@@ -444,7 +453,11 @@ class LanceStore(
                 table, lambda t: carried.search(t, side, text, where, limit, columns)
             )
         else:
+            probes = self.tuning.nprobes
             result = self._on_latest(
-                table, lambda t: queries.run(t, method, vector, text, where, limit, columns)
+                table,
+                lambda t: queries.run(
+                    t, method, vector, text, where, limit, columns, nprobes=probes
+                ),
             )
         return queries.with_score(result)

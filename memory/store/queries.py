@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from memory.errors import InvalidInput
+from memory.store import vector_index
 from memory.store.indices import FTS_COLUMN, fts_has_positions
 
 
@@ -20,8 +21,13 @@ def run(
     where: str | None,
     limit: int,
     columns: Sequence[str],
+    *,
+    nprobes: int = 0,
 ) -> pa.Table:
     """Return up to `limit` rows of `columns` ranked by cosine distance or BM25, prefiltered.
+
+    A vector search with no `where` uses the table's vector index when it has one, visiting
+    `nprobes` partitions (0: never); any other vector search is exact (`vector_index`).
 
     Raises:
         ValueError: `method` is neither `vector` nor `fts`.
@@ -31,6 +37,8 @@ def run(
     wanted = list(columns)
     if method == "vector":
         query = table.search(vector, query_type="vector").distance_type("cosine")
+        approximate = nprobes > 0 and not where
+        query = vector_index.tune(query, approximate=approximate, nprobes=nprobes)
         wanted.append("_distance")
     elif method == "fts":
         if text and '"' in text and not fts_has_positions(table):
