@@ -5,9 +5,9 @@ its store; LangMem's `create_manage_memory_tool` and `create_search_memory_tool`
 write it under the namespace `("memories", "{langgraph_user_id}")`. The store is made with
 `user_at=1` (that label is the user), so each memory the agent saves is a long-term memory
 of that user: the same one `membank memory recall`, the lab's Users page and the REST API's
-`/users/{id}/memories` show, and `membank user wipe` deletes. The chat model is a scripted fake (langchain_core's
-`GenericFakeChatModel`), so the example runs offline and with no API key; put a real chat
-model in `build_agent` and the same loop decides its own tool calls.
+`/users/{id}/memories` show, and `membank user wipe` deletes. The chat model is a scripted
+fake (langchain_core's `GenericFakeChatModel`), so the example runs offline and with no API
+key; put a real chat model in `build_agent` and the same loop decides its own tool calls.
 
 Run it, then find the memory with membank's own long-term memory commands:
 
