@@ -2,15 +2,18 @@
 
 The agent is a two-node graph (model -> tools -> model ...) compiled with `MembankStore` as
 its store; LangMem's `create_manage_memory_tool` and `create_search_memory_tool` read and
-write it under the namespace `("memories", "{langgraph_user_id}")`, i.e. the bank `memories`,
-one partition per user and memory. The chat model is a scripted fake (langchain_core's
-`GenericFakeChatModel`), so the example runs offline and with no API key; put a real chat
-model in `build_agent` and the same loop decides its own tool calls.
+write it under the namespace `("memories", "{langgraph_user_id}")`. The store is made with
+`user_at=1` (that label is the user), so each memory the agent saves is a long-term memory
+of that user: the same one `membank memory recall`, the lab's Users page and the REST API's
+`/users/{id}/memories` show, and `membank user wipe` deletes. The chat model is a scripted
+fake (langchain_core's `GenericFakeChatModel`), so the example runs offline and with no API
+key; put a real chat model in `build_agent` and the same loop decides its own tool calls.
 
-Run it, then find the memory with membank's own search:
+Run it, then find the memory with membank's own long-term memory commands:
 
     python examples/langgraph_memory.py --data ./agent-memory
-    membank search memories "dark mode" --data ./agent-memory
+    membank memory recall --user alice "dark mode" --data ./agent-memory
+    membank memory list --user alice --data ./agent-memory
 
 Needs the extra: `pip install 'membank[langgraph]'`.
 """
@@ -107,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[{message.name}] {message.content}")
         elif message.content:
             print(f"{type(message).__name__.removesuffix('Message').lower()}: {message.content}")
+    data = f" --data {args.data}" if args.data else ""
+    print(f"saved as long-term memories of {args.user!r}; see them with:")
+    print(f'  membank memory recall --user {args.user} "dark mode"{data}')
     return 0
 
 

@@ -7,7 +7,8 @@ errors are retried by the provider, not by Prefect (the rule is in `flows.tasks`
 that still fails fails its task and is reported, with nothing deleted, and the next sweep
 tries the partition again. Deletions are
 made final (pruned) once per bank after all its partitions: a prune rewrites table files,
-and one per partition would cost a large bank dearly.
+and one per partition would cost a large bank dearly. A progress artifact moves as banks are
+checked and partitions finish; a table artifact reports every bank.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
 from flows.runners import sweep_task_runner
-from flows.tasks import bank_task, publish_table
+from flows.tasks import Progress, bank_task, publish_table
 from memory.context import Context
 from memory.models import Bank
 from memory.ops import sweeps
@@ -28,6 +29,9 @@ from memory.wiring import open_context
 
 LLM_TAG = "llm"
 """Tag of tasks that call an LLM; `membank serve` sets a concurrency limit on it."""
+PROGRESS_KEY = "membank-compaction-sweep-progress"
+"""Key of the sweep's progress artifact (its steps: each bank's check, then each partition
+over a threshold)."""
 
 
 class CompactionFailed(RuntimeError):
@@ -141,6 +145,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
     triggered = [b for b in sweeps.every_bank(ctx) if b.has_trigger()]
+    progress = Progress(PROGRESS_KEY, "Compaction sweep")
     checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])
     rows: list[BankRow] = []
     work: dict[bool, list[tuple[BankRow, BankCheck, str]]] = {True: [], False: []}
@@ -148,12 +153,16 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         checked = _checked(bank, check_future)
         if isinstance(checked, BankRow):
             rows.append(checked)
-            continue
-        row = BankRow(
-            bank=checked.bank_name, account=checked.account, partitions=checked.partitions
-        )
-        rows.append(row)
-        work[checked.summarized].extend((row, checked, key) for key in checked.over)
+        else:
+            row = BankRow(
+                bank=checked.bank_name, account=checked.account, partitions=checked.partitions
+            )
+            rows.append(row)
+            work[checked.summarized].extend((row, checked, key) for key in checked.over)
+        over = len(work[True]) + len(work[False])
+        note = f"{len(rows)} of {len(triggered)} banks checked, {over} partitions to compact"
+        progress.update(len(rows), len(triggered) + over, note)
+    total, done = len(triggered) + len(work[True]) + len(work[False]), len(triggered)
     # Both kinds start at once; banks without a prompt are tallied and pruned first, so
     # they never wait for an LLM's retries.
     futures = {
@@ -169,6 +178,9 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         for (row, check, key), future in zip(work[summarized], futures[summarized], strict=True):
             outcome = _outcome(future)
             _tally(row, key, outcome)
+            done += 1
+            note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
+            progress.update(done, total, note)
             if not isinstance(outcome, BaseException) and (outcome.covered or outcome.recovered):
                 changed[check.bank_id] = (row, check)
         _prune(data, list(changed.values()))
@@ -181,6 +193,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         f"{failed} failures" + (" (entries kept; retried next sweep)" if failed else ""),
         [f"Storage: `{storage}`"],
     )
+    progress.finish(f"{compacted} partitions compacted in {len(rows)} banks, {failed} failures")
     for row in rows:
         print(
             f"{row.bank}: {row.partitions} partitions checked, {row.compacted} compacted, "

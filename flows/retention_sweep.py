@@ -1,4 +1,5 @@
-"""Daily retention sweep: one mapped, retried task per bank over `memory.ops.sweeps.retain`."""
+"""Daily retention sweep: one mapped, retried task per bank over `memory.ops.sweeps.retain`;
+a progress artifact moves as banks finish, a table artifact reports them."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ from prefect import flow, unmapped
 from pydantic import BaseModel
 
 from flows.runners import sweep_task_runner
-from flows.tasks import bank_task, publish_table
+from flows.tasks import Progress, bank_task, publish_table
 from memory.context import Context
 from memory.ops import sweeps
 from memory.ops.sweeps import RetentionResult
 from memory.wiring import open_context
+
+PROGRESS_KEY = "membank-retention-sweep-progress"
+"""Key of the sweep's progress artifact (a bank is a step)."""
 
 
 class RetentionRow(BaseModel):
@@ -63,6 +67,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
     every = sweeps.every_bank(ctx)
+    progress = Progress(PROGRESS_KEY, "Retention sweep")
     # indefinite banks too: their run deletes nothing but finishes an interrupted deletion
     futures = retain.map(unmapped(data), [b.account for b in every], [b.id for b in every])
     rows: list[RetentionRow] = []
@@ -84,6 +89,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
         else:
             row.status = f"failed: {future.state.message}"
         rows.append(row)
+        progress.update(len(rows), len(every), f"{len(rows)} of {len(every)} banks done")
     rows.sort(key=lambda r: r.retention != "indefinite")  # as before: indefinite banks first
     publish_table(
         "membank-retention-sweep",
@@ -92,6 +98,7 @@ def retention_sweep(data: str | None = None) -> list[RetentionRow]:
         f"{len(rows)} banks",
         [f"Storage: `{storage}`"],
     )
+    progress.finish(f"{len(rows)} banks done")
     for row in rows:
         print(f"{row.bank}: {row.status}, {row.deleted} deleted")
     return rows

@@ -1,4 +1,5 @@
-"""Prefect tasks over `memory.ops`, made one way (`bank_task`), and the tables they publish.
+"""Prefect tasks over `memory.ops`, made one way (`bank_task`), the tables they publish and
+the progress artifact of a long sweep (`Progress`).
 
 Which layer retries what (one decision, for every flow):
 - the LLM provider retries a transient model error (timeout, connection, 429, 5xx) itself;
@@ -17,9 +18,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
+from uuid import UUID
 
 from prefect import Task, task
-from prefect.artifacts import create_table_artifact
+from prefect.artifacts import (
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 
 from flows.retry import transient
@@ -92,6 +98,33 @@ def publish_table(
     `key`; `notes` (markdown lines) follow the description."""
     text = "\n\n".join([description, *notes])
     create_table_artifact(table=[dict(row) for row in rows], key=key, description=text)
+
+
+class Progress:
+    """A flow run's progress artifact `key`: made at 0 %, moved as steps finish, 100 % at the
+    end (`finish`). It never moves back: when a step reveals more work (a bank's check finds
+    partitions to compact), the share done is sent only once it passes the last one sent."""
+
+    def __init__(self, key: str, description: str) -> None:
+        self.description = description
+        self.percent = 0.0
+        made = create_progress_artifact(0.0, key=key, description=description)
+        assert isinstance(made, UUID)  # called in a flow's own (sync) code
+        self.artifact_id = made
+
+    def update(self, done: int, total: int, note: str) -> None:
+        """Report `done` of `total` steps (`note`: what they are, e.g. "3 of 7 banks")."""
+        percent = round(100.0 * done / total, 1) if total else 100.0
+        if percent > self.percent:
+            self.percent = percent
+            update_progress_artifact(
+                self.artifact_id, percent, description=f"{self.description}: {note}"
+            )
+
+    def finish(self, note: str) -> None:
+        """Report the run done: 100 %, with `note` saying what it did."""
+        self.percent = 100.0
+        update_progress_artifact(self.artifact_id, 100.0, description=f"{self.description}: {note}")
 
 
 def table_lines(data: str) -> list[str]:

@@ -15,8 +15,8 @@ memory of the user, whichever agent saved it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory import banks, entries
 from memory.agents.identity import agent_tag, is_identity_tag
@@ -99,27 +99,53 @@ def remember(
     Raises:
         InvalidInput: any argument breaks its rule; nothing is stored.
     """
+    item = memory_entry(user, content, agent=agent, type=type, tags=tags, scope=scope)
+    marker = item.tags[-1]
+    bank = memory_bank(ctx, create=True)
+    assert bank is not None  # made when missing
+    same = rows(ctx, bank, EntryFilter(keys=(user,), tags=(marker,), content=content))
+    if same:
+        return as_memory(same[0])
+    (entry,) = append(ctx, bank, [item])
+    return as_memory(entry)
+
+
+def memory_entry(
+    user: str,
+    content: str,
+    *,
+    agent: str | None = None,
+    type: str = "fact",  # noqa: A002 - as in remember
+    tags: Sequence[str] = (),
+    scope: str = "user",
+    stored_tags: Sequence[str] = (),
+    metadata: Mapping[str, Any] | None = None,
+) -> EntryIn:
+    """Return the entry that holds a memory of `user`, checked by remember's rules: key =
+    the user, its type and normalised tags, then `stored_tags` (kept as given: each holds a
+    `:`, so none is shown as a memory tag) and last its visibility tag; the agent and scope
+    in metadata, with `metadata`'s fields (e.g. the LangGraph store's item) beside them.
+
+    Raises:
+        InvalidInput: any argument breaks its rule (see `remember`).
+    """
     check_user(user)
     check_agent(agent)
     kind = check_type(type)
     where = check_scope(scope, agent)
     words = normalise_tags(tags)
     _check_content(content)
+    shown = [tag for tag in stored_tags if not is_identity_tag(tag)]
+    if shown:
+        raise InvalidInput(f"stored tag {shown[0]!r} has no ':' (it would show as a memory tag)")
     marker = USER_WIDE if where == "user" else agent_tag(agent or "")
-    bank = memory_bank(ctx, create=True)
-    assert bank is not None  # made when missing
-    same = rows(ctx, bank, EntryFilter(keys=(user,), tags=(marker,), content=content))
-    if same:
-        return as_memory(same[0])
-    item = EntryIn(
+    return EntryIn(
         key=user,
         content=content,
         memory_type=kind,
-        tags=[*words, marker],
-        metadata={"agent": agent, "scope": where},
+        tags=[*words, *stored_tags, marker],
+        metadata={**(metadata or {}), "agent": agent, "scope": where},
     )
-    (entry,) = append(ctx, bank, [item])
-    return as_memory(entry)
 
 
 def _check_content(content: str) -> None:

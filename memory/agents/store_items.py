@@ -1,7 +1,8 @@
 """The LangGraph store's items in the per-user wipe: the banks `MembankStore` made (their
-description is `STORE_MARK`) hold a user's items tagged with the user (`user_at`), and the
-wipe deletes those rows for good like any layer's. Items of a store made without `user_at`
-carry no user and are not a user's rows."""
+description is `STORE_MARK`) may hold user-tagged items a `user_at` store wrote before a
+user's items became that user's long-term memories (those are wiped with the long-term
+layer, once); the wipe deletes these rows for good like any layer's. Items of a store made
+without `user_at` carry no user and are not a user's rows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The LangGraph example runs offline (a scripted chat model calling LangMem's tools on
-`MembankStore`) and the memory it saved is found by the real `membank search`."""
+`MembankStore`) and the memory it saved is a long-term memory of the user: the real
+`membank memory recall` finds it, `membank memory list` shows it, `membank user wipe`
+deletes it."""
 
 from __future__ import annotations
 
@@ -27,10 +29,20 @@ def load_example() -> ModuleType:
     return module
 
 
+def membank(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed `membank` console script."""
+    script = Path(sys.executable).parent / "membank"
+    return subprocess.run(
+        [str(script), *argv], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 @pytest.mark.process
-def test_the_agent_saves_a_memory_that_membank_search_finds(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_the_agents_memory_is_recalled_by_membank_memory_recall(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in ("MEMBANK_URI", "MEMBANK_ACCOUNT"):
+        monkeypatch.delenv(name, raising=False)
     data = str(tmp_path / "db")
     example = load_example()
     assert example.main(["--data", data, "--user", "alice"]) == 0
@@ -39,19 +51,24 @@ def test_the_agent_saves_a_memory_that_membank_search_finds(
     # the second conversation's search tool found the first one's memory in membank
     recalled = [line for line in out.splitlines() if line.startswith("[search_memory]")]
     assert recalled and "The user prefers dark mode" in recalled[0]
-    assert out.rstrip().endswith("ai: You told me you prefer dark mode.")
+    assert "ai: You told me you prefer dark mode." in out
+    assert f'membank memory recall --user alice "dark mode" --data {data}' in out
 
-    script = Path(sys.executable).parent / "membank"
-    found = subprocess.run(
-        [str(script), "search", "memories", "which theme?  dark mode", "--json", "--data", data],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    found = membank("memory", "recall", "--user", "alice", "dark mode", "--json", "--data", data)
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
-    assert [hit["entry"]["content"] for hit in hits][:1] == [
-        "The user prefers dark mode in every app"
-    ]
-    assert hits[0]["entry"]["key"].startswith("alice.")
+    assert [hit["memory"]["content"] for hit in hits] == ["The user prefers dark mode in every app"]
+    assert hits[0]["memory"]["user"] == "alice" and hits[0]["memory"]["tags"] == []
+
+    from memory.cli import main  # the same command in this process (a second start costs)
+
+    assert main(["memory", "recall", "--user", "bob", "dark mode", "--json", "--data", data]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["memory", "list", "--user", "alice", "--json", "--data", data]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [memory["id"] for memory in listed] == [hits[0]["memory"]["id"]]
+    assert main(["user", "wipe", "alice", "--json", "--data", data]) == 0
+    receipt = json.loads(capsys.readouterr().out)
+    assert receipt["counts"].get("long_term") == 1 and receipt["counts"].get("langgraph", 0) == 0
+    assert main(["memory", "list", "--user", "alice", "--json", "--data", data]) == 0
+    assert json.loads(capsys.readouterr().out) == []

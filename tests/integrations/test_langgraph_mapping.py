@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.agents.identity import rows_of_user
+from memory.agents import longterm
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.integrations.langgraph import MembankStore
@@ -48,26 +48,77 @@ def test_update_and_delete_leave_no_old_entry(ctx: Context) -> None:
     assert entry_ops.load(ctx, entry_ops.LoadRequest(bank="notes", key="n")).entries == []
 
 
-def test_user_at_tags_rows_with_the_user(ctx: Context) -> None:
+def test_a_users_item_is_a_long_term_memory_of_the_user(ctx: Context) -> None:
     store = MembankStore(context=ctx, user_at=1)
-    store.put(("memories", "alice"), "a", {"text": "alice's fact"})
-    store.put(("memories", "bob"), "b", {"text": "bob's fact"})
-    from memory import entries
+    store.put(("memories", "alice"), "a", {"content": "alice likes green tea"})
+    store.put(("notes", "alice"), "a", {"content": "alice parks on level three"})
+    store.put(("memories", "bob"), "b", {"content": "bob likes coffee"})
+    store.put(("memories",), "shared", {"content": "the office opens at nine"})
 
-    rows = entries.read(ctx, bank_ops.get(ctx, "memories"), rows_of_user("alice"))
-    assert [row.content for row in rows] == ["alice's fact"]
+    mine = longterm.memories(ctx, user="alice")
+    assert [m.content for m in mine] == ["alice likes green tea", "alice parks on level three"]
+    assert all(m.tags == [] and m.scope == "user" for m in mine)  # no namespace tag shown
+    [best, *_] = longterm.recall(ctx, user="alice", query="green tea")
+    assert best.memory.content == "alice likes green tea"
+    assert [m.content for m in longterm.memories(ctx, user="bob")] == ["bob likes coffee"]
+    # a namespace too short to name a user keeps its own bank, as without user_at
+    [shared] = entry_ops.load(ctx, entry_ops.LoadRequest(bank="memories", key="shared")).entries
+    assert shared.content == "the office opens at nine"
+
+    # namespaces stay apart: the same key in two namespaces of one user is two items
+    got = store.get(("memories", "alice"), "a")
+    assert got is not None and got.value == {"content": "alice likes green tea"}
+    assert [r.value["content"] for r in store.search(("notes", "alice"), query="tea")] == [
+        "alice parks on level three"
+    ]
+    assert [r.key for r in store.search(("memories",))] == ["shared", "b", "a"]
+    assert store.list_namespaces() == [
+        ("memories",),
+        ("memories", "alice"),
+        ("memories", "bob"),
+        ("notes", "alice"),
+    ]
 
 
-def test_user_wipe_reaches_the_store_items_of_the_user(ctx: Context) -> None:
+def test_update_delete_and_forget_meet_in_the_long_term_layer(ctx: Context) -> None:
+    store = MembankStore(context=ctx, user_at=1)
+    store.put(("memories", "alice"), "a", {"content": "alice likes green tea"})
+    store.put(("memories", "alice"), "a", {"content": "alice likes oolong tea"})
+    [memory] = longterm.memories(ctx, user="alice")
+    assert memory.content == "alice likes oolong tea"
+    store.put(("memories", "alice"), "b", {"content": "alice walks to work"})
+    store.delete(("memories", "alice"), "b")
+    assert [m.id for m in longterm.memories(ctx, user="alice")] == [memory.id]
+    longterm.forget(ctx, user="alice", memory_id=memory.id)  # `membank memory forget`
+    assert store.get(("memories", "alice"), "a") is None
+    assert store.search(("memories", "alice"), query="tea") == []
+
+
+def test_user_wipe_deletes_the_users_items_once(ctx: Context) -> None:
     from memory.ops import agents
 
     store = MembankStore(context=ctx, user_at=1)
-    store.put(("memories", "alice"), "a", {"text": "alice likes green tea"})
-    store.put(("memories", "bob"), "b", {"text": "bob likes coffee"})
+    store.put(("memories", "alice"), "a", {"content": "alice likes green tea"})
+    store.put(("notes", "alice"), "n", {"content": "alice parks on level three"})
+    store.put(("memories", "bob"), "b", {"content": "bob likes coffee"})
+    longterm.remember(ctx, user="alice", content="alice speaks Dutch")
     receipt = agents.wipe_user(ctx, agents.WipeRequest(user="alice"))
-    assert receipt.counts["langgraph"] == 1
+    assert receipt.counts.get("long_term") == 3
+    assert receipt.counts.get("langgraph", 0) == 0
+    assert receipt.rows_removed == 3
     assert store.get(("memories", "alice"), "a") is None
     assert [item.key for item in store.search(("memories",))] == ["b"]
+    assert agents.wipe_user(ctx, agents.WipeRequest(user="alice")).rows_removed == 0
+
+
+def test_a_users_item_must_be_a_valid_memory(ctx: Context) -> None:
+    store = MembankStore(context=ctx, user_at=1)
+    long_text = " ".join(f"word{i}" for i in range(400))
+    with pytest.raises(InvalidInput, match=r"long-term memory of user 'alice'.*256-token"):
+        store.put(("memories", "alice"), "a", {"content": long_text})
+    assert longterm.memory_bank(ctx) is None  # nothing was made
+    with pytest.raises(InvalidInput, match="user_at and ttl"):
+        MembankStore(context=ctx, user_at=1, ttl={"default_ttl": 1440})
 
 
 def test_index_fields_choose_the_searched_text(ctx: Context) -> None:

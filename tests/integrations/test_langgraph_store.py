@@ -427,3 +427,30 @@ def test_non_ascii(store: MembankStore) -> None:
         store.put(("user_123", "memories"), str(i), {"text": text})
     for i, text in enumerate(texts, start=1):
         assert store.search(("user_123", "memories"), query=text)[0].key == str(i)
+
+
+# membank's own, not upstream's: a `user_at` store over the client ---------------------------
+
+
+@pytest.mark.server
+def test_over_the_client_a_users_item_is_their_long_term_memory(
+    server: tuple[str, Context],
+) -> None:
+    url, base = server
+    key = create_key(base, f"langgraph-{uuid.uuid4().hex[:12]}")
+    with Client(url, key.key, retry=NO_WAIT) as client:
+        store = MembankStore(client=client, user_at=1)
+        store.put(("memories", "alice"), "m1", {"content": "alice prefers dark mode"})
+        store.put(("notes", "alice"), "m1", {"content": "alice parks on level three"})
+        store.put(("memories", "alice"), "m1", {"content": "alice prefers light mode"})
+        [best, *_] = client.users.recall("alice", "light mode")
+        assert best.memory.content == "alice prefers light mode"
+        listed = {m.content: m for m in client.users.memories("alice")}
+        assert set(listed) == {"alice prefers light mode", "alice parks on level three"}
+        got = store.get(("memories", "alice"), "m1")
+        assert got is not None and got.value == {"content": "alice prefers light mode"}
+        client.users.forget("alice", listed["alice parks on level three"].id)
+        assert store.get(("notes", "alice"), "m1") is None
+        receipt = client.users.wipe("alice")
+        assert receipt.counts.get("long_term") == 1 and receipt.rows_removed == 1
+        assert store.search(("memories", "alice")) == []

@@ -4,7 +4,8 @@ Needs the extra: `pip install 'membank[langgraph]'`.
 
 How LangGraph's items map onto membank:
 
-- **namespace[0] -> bank.** The first label names a general bank, made on the first put
+- **namespace[0] -> bank** (a store without `user_at`, or a namespace naming no user). The
+  first label names a general bank, made on the first put
   (description "LangGraph store namespace ..."; the store uses only banks it made, so a
   namespace can never write into an ordinary bank of the same name).
 - **the rest of the namespace + key -> partition key.** An item `(("memories", "u1"),
@@ -12,8 +13,23 @@ How LangGraph's items map onto membank:
   u1.k1`); LangGraph forbids `.` in namespace labels, so the path reads plainly. Each entry
   also carries one tag per namespace prefix, so a search under `("memories", "u1")` is
   prefiltered to that user's entries.
-- **user scoping.** `MembankStore(user_at=1)` says which label is the user id; the entries
-  then carry membank's user tag (the one `rows_of_user` selects).
+- **user_at -> long-term memory.** `MembankStore(user_at=1)` says which label is the user
+  id (LangMem's `("memories", "{langgraph_user_id}")`). An item whose namespace is long
+  enough to name a user is then that user's long-term memory, the one membank's memory layer
+  keeps (`memory.agents.longterm`): an entry of the account's `long-term-memory` bank with
+  key = the user, the user-wide visibility tag, and the item (namespace, key, value) in its
+  metadata as above. Its tags name each namespace prefix from the first label (`lgns:`;
+  hidden from the memory's shown tags), so `("memories", "alice")` and `("notes", "alice")`
+  stay apart and a search under either is prefiltered to it. Why this and not the user tag
+  on a store bank: then the memory is where a user looks for their memories (`membank
+  memory recall/list --user`, `/users/{id}/memories`, the lab's Users page, every agent of
+  the user's recall), `membank memory forget` and the user wipe delete it once (as the
+  `long_term` layer), and the bank's rules (one memory is one chunk, kept until forgotten)
+  apply: such an item's text is at most 256 tokens, and `user_at` with `ttl` is refused. A
+  namespace too short to name a user keeps the bank of its first label. Memories saved by
+  `remember` (no item in their metadata) are not store items. Items a `user_at` store wrote
+  before this mapping (in a store bank, user-tagged) are not moved; the wipe still deletes
+  them (`memory.agents.store_items`).
 - **value -> entry.** The value (a JSON object) is kept whole in the entry's metadata
   (`langgraph`); the entry's content is the text of its indexed fields (`index=[...]` on the
   put, or the store's `index_fields`; default every text leaf), which membank chunks and

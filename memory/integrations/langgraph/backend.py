@@ -1,9 +1,9 @@
 """What `MembankStore` needs of membank, as a small Protocol, and its in-process backend.
 
-`Backend` is the whole seam: banks by name, write, read (a partition, or every entry under a
-tag), search and final deletion. `LocalBackend` runs them through `memory.ops` on a
-`Context` (the default storage, like every `membank` command); `RestBackend`
-(`memory.integrations.langgraph.rest`) runs them over `memory.client`.
+`Backend` is the whole seam: banks by name, the long-term memory bank, write, read (a
+partition, or every entry under a tag), search and final deletion. `LocalBackend` runs them
+through `memory.ops` on a `Context` (the default storage, like every `membank` command);
+`RestBackend` (`memory.integrations.langgraph.rest`) runs them over `memory.client`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from memory.agents import longterm
 from memory.agents.store_items import STORE_MARK
 from memory.errors import InvalidInput, NotFound
 from memory.models import BankCreate, Entry, EntryIn, SearchHit, SearchQuery
@@ -37,6 +38,11 @@ class Backend(Protocol):
 
     def bank_ids(self) -> list[str]:
         """Return the ids of every bank the store made, oldest first."""
+        ...
+
+    def memory_bank_id(self, *, create: bool) -> str | None:
+        """Return the id of the account's long-term memory bank (made like the layer makes
+        it when `create`; None if none)."""
         ...
 
     def write(self, bank_id: str, item: EntryIn) -> Entry:
@@ -92,6 +98,11 @@ class LocalBackend:
     def bank_ids(self) -> list[str]:
         """Return the ids of every bank the store made, oldest first."""
         return [bank.id for bank in bank_ops.list_banks(self.ctx) if bank.description == MARK]
+
+    def memory_bank_id(self, *, create: bool) -> str | None:
+        """Return the id of the long-term memory bank (`membank memory ...`'s)."""
+        bank = longterm.memory_bank(self.ctx, create=create)
+        return bank.id if bank is not None else None
 
     def write(self, bank_id: str, item: EntryIn) -> Entry:
         """Store one entry through `membank write`'s use case; returns it."""

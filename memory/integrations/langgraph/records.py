@@ -8,6 +8,10 @@ told apart by their metadata), content the text of the value's indexed fields, a
 metadata `langgraph`: the namespace, key, value, whether it is indexed and when the item was
 first made. Each entry carries one tag per namespace prefix below the bank (`ns:<digest>`),
 so a search under a prefix is prefiltered by one tag and never reads other namespaces.
+
+A store made with `user_at` keeps the items of a user's namespace as that user's long-term
+memories instead (`MembankStore` does the keying): the same content and metadata, tagged
+from the first label (`lgns:<digest>`, the first label names no bank there).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ META = "langgraph"
 """The metadata field that holds the item (an entry without it is not an item)."""
 PREFIX_TAG = "ns:"
 """Start of the tags that name a namespace prefix below the bank."""
+ROOT_TAG = "lgns:"
+"""Start of the tags that name a namespace prefix from its first label (in the long-term
+memory bank, where the first label names no bank)."""
 WILDCARD = "*"
 
 Namespace = tuple[str, ...]
@@ -57,21 +64,27 @@ def _digest(path: Sequence[str]) -> str:
     return hashlib.blake2b(".".join(path).encode("utf-8"), digest_size=12).hexdigest()
 
 
-def prefix_tags(namespace: Namespace) -> list[str]:
-    """Return the tags an entry of `namespace` carries: one per prefix below the bank."""
+def prefix_tags(namespace: Namespace, *, from_root: bool = False) -> list[str]:
+    """Return the tags an entry of `namespace` carries: one per prefix below the bank (or,
+    `from_root`, one per prefix from the first label: the long-term memory bank holds every
+    namespace of a user)."""
+    if from_root:
+        return [ROOT_TAG + _digest(namespace[: depth + 1]) for depth in range(len(namespace))]
     below = namespace[1:]
     return [PREFIX_TAG + _digest(below[: depth + 1]) for depth in range(len(below))]
 
 
-def prefix_tag(prefix: Namespace) -> str | None:
+def prefix_tag(prefix: Namespace, *, from_root: bool = False) -> str | None:
     """Return the tag every entry under `prefix` carries (None: the whole bank), using the
-    part before any wildcard."""
+    part before any wildcard (`from_root`: as `prefix_tags`)."""
     fixed: list[str] = []
-    for label in prefix[1:]:
+    for label in prefix if from_root else prefix[1:]:
         if label == WILDCARD:
             break
         fixed.append(label)
-    return PREFIX_TAG + _digest(fixed) if fixed else None
+    if not fixed:
+        return None
+    return (ROOT_TAG if from_root else PREFIX_TAG) + _digest(fixed)
 
 
 def leaf_text(value: Any) -> list[str]:
@@ -104,9 +117,10 @@ def entry_in(
     texts: list[str],
     indexed: bool,
     created_at: datetime | None,
-    extra_tags: Iterable[str] = (),
+    from_root: bool = False,
 ) -> EntryIn:
-    """Return the entry that stores an item.
+    """Return the entry that stores an item in its namespace's bank (`from_root`: tagged
+    for the long-term memory bank, which the store then keys by the user).
 
     Raises:
         InvalidInput: the value is not a JSON object.
@@ -124,7 +138,7 @@ def entry_in(
     return EntryIn(
         key=partition_key(namespace, key),
         content=content_of(value, texts),
-        tags=[*prefix_tags(namespace), *extra_tags],
+        tags=prefix_tags(namespace, from_root=from_root),
         metadata={META: item},
     )
 

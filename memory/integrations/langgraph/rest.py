@@ -1,12 +1,14 @@
 """`RestBackend`: the LangGraph store's backend over a membank server, through
 `memory.client.Client` (the same operations as `LocalBackend`, as REST calls: banks by name,
+the long-term memory bank (written as `remember` writes, with the item in its metadata),
 write, load a partition, list by tag, search, forget)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.client import NotFound
+from memory.agents.storage import LAYER_BANKS, LONG_TERM_BANK
+from memory.client import Conflict, NotFound
 from memory.errors import InvalidInput
 from memory.integrations.langgraph.backend import MARK, MAX_SEARCH
 from memory.models import Entry, EntryIn, SearchHit
@@ -23,6 +25,8 @@ class RestBackend:
         self._ids: dict[str, str] = {}
         """Bank ids by name, once seen: a name is asked of the server once per backend (a
         bank deleted meanwhile is a NotFound on its next use)."""
+        self._memory_bank: str | None = None
+        """The long-term memory bank's id, once seen."""
 
     def bank_id(self, name: str, *, create: bool, retention_days: int | None) -> str | None:
         """Return the id of the store's bank `name`, made when `create` and missing.
@@ -51,6 +55,39 @@ class RestBackend:
     def bank_ids(self) -> list[str]:
         """Return the ids of every bank the store made, oldest first."""
         return [bank.id for bank in self.client.banks.list("general") if bank.description == MARK]
+
+    def memory_bank_id(self, *, create: bool) -> str | None:
+        """Return the id of the account's long-term memory bank, made as the layer makes it
+        (`memory.agents.storage.LAYER_BANKS`) when `create` and missing.
+
+        Raises:
+            InvalidInput: a bank of that name exists with another type.
+        """
+        spec = LAYER_BANKS[LONG_TERM_BANK]
+        if self._memory_bank is not None:
+            return self._memory_bank
+        try:
+            bank = self.client.banks.get(LONG_TERM_BANK)
+        except NotFound:
+            if not create:
+                return None
+            try:
+                bank = self.client.banks.create(
+                    spec.name,
+                    type=spec.type,
+                    mode=spec.mode,
+                    description=spec.description,
+                    retention_days=None,
+                )
+            except Conflict:  # made meanwhile (by a remember, or another store)
+                bank = self.client.banks.get(LONG_TERM_BANK)
+        if bank.type != spec.type:
+            raise InvalidInput(
+                f"bank {bank.name!r} is a {bank.type} bank, but long-term memory needs a "
+                f"{spec.type} one: rename that bank"
+            )
+        self._memory_bank = bank.id
+        return bank.id
 
     def write(self, bank_id: str, item: EntryIn) -> Entry:
         """Store one entry (`POST .../entries`); returns it."""

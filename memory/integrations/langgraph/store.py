@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
@@ -24,11 +25,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
-from memory.agents.identity import user_tag
+from memory.agents import longterm
 from memory.errors import InvalidInput
 from memory.integrations.langgraph import records
 from memory.integrations.langgraph.backend import MAX_SEARCH, Backend, LocalBackend
 from memory.integrations.langgraph.records import IndexFields, Namespace, StoredItem
+from memory.models import EntryIn
 
 if TYPE_CHECKING:
     from memory.client import Client
@@ -52,7 +54,10 @@ class MembankStore(BaseStore):
         ttl: LangGraph's TTL config; its `default_ttl` (minutes) becomes the retention of
             the banks the store makes and must be whole days.
         user_at: the position of the user id in namespaces (LangMem's `("memories",
-            "{user_id}")`: 1); the entries then carry membank's user tag.
+            "{user_id}")`: 1): the items of a namespace that long are then that user's
+            long-term memories (`membank memory recall --user U` finds them; the user's
+            wipe deletes them). Cannot be given with `ttl` (memories are kept until
+            forgotten).
     """
 
     def __init__(
@@ -80,6 +85,13 @@ class MembankStore(BaseStore):
         self.retention_days = _retention_of(ttl)
         self.ttl_config = ttl
         self.supports_ttl = self.retention_days is not None
+        if user_at is not None and user_at < 0:
+            raise InvalidInput(f"user_at={user_at}: give the namespace position of the user id")
+        if user_at is not None and ttl is not None:
+            raise InvalidInput(
+                "user_at and ttl cannot be given together: a user's items are long-term "
+                "memories, kept until forgotten (make a second store for expiring items)"
+            )
         self.user_at = user_at
         self._lock = threading.Lock()
 
@@ -109,22 +121,33 @@ class MembankStore(BaseStore):
 
     # get and put -----------------------------------------------------------------------
 
-    def _versions(self, namespace: Namespace, key: str, *, create: bool) -> tuple[str, list[Any]]:
-        """Return the bank id of `namespace` and the stored versions of the item."""
-        bank_id = self.backend.bank_id(
-            namespace[0], create=create, retention_days=self.retention_days
-        )
+    def _user_of(self, namespace: Namespace) -> str | None:
+        """Return the user a namespace names (None: not a user's namespace)."""
+        at = self.user_at
+        return namespace[at] if at is not None and at < len(namespace) else None
+
+    def _bank_of(self, namespace: Namespace, *, create: bool) -> str | None:
+        """Return the id of the bank that holds the items of `namespace` (None: none yet)."""
+        if self._user_of(namespace) is not None:
+            return self.backend.memory_bank_id(create=create)
+        return self.backend.bank_id(namespace[0], create=create, retention_days=self.retention_days)
+
+    def _versions(self, namespace: Namespace, key: str) -> tuple[str | None, list[StoredItem]]:
+        """Return the bank id of `namespace` (None: none yet) and the item's stored versions."""
+        bank_id = self._bank_of(namespace, create=False)
         if bank_id is None:
-            return "", []
+            return None, []
+        user = self._user_of(namespace)
+        partition = user if user is not None else records.partition_key(namespace, key)
         found = []
-        for entry in self.backend.partition(bank_id, records.partition_key(namespace, key)):
+        for entry in self.backend.partition(bank_id, partition):
             item = records.stored_item(entry)
             if item is not None and item.namespace == namespace and item.key == key:
                 found.append(item)
         return bank_id, found
 
     def _get(self, op: GetOp) -> Item | None:
-        _, versions = self._versions(op.namespace, op.key, create=False)
+        _, versions = self._versions(op.namespace, op.key)
         newest = records.latest(versions)
         return _item(newest[0]) if newest else None
 
@@ -137,30 +160,53 @@ class MembankStore(BaseStore):
             )
         if not op.namespace:
             raise InvalidInput("a LangGraph namespace needs at least one label (the bank)")
-        bank_id, versions = self._versions(op.namespace, op.key, create=op.value is not None)
+        bank_id, versions = self._versions(op.namespace, op.key)
         if op.value is not None:
             first = min((item.created_at for item in versions), default=None)
-            value = dict(op.value)
-            entry = records.entry_in(
-                op.namespace,
-                op.key,
-                value,
-                texts=self._texts(value, op.index),
-                indexed=op.index is not False,
-                created_at=first,
-                extra_tags=self._user_tags(op.namespace),
-            )
+            entry = self._entry(op, first)  # checked before any bank is made
+            if bank_id is None:
+                bank_id = self._bank_of(op.namespace, create=True)
+                assert bank_id is not None  # made when missing
             self.backend.write(bank_id, entry)  # the new value first: a crash keeps one
         for item in versions:
+            assert bank_id is not None  # versions were read from it
             self.backend.forget(bank_id, item.entry_id)
+
+    def _entry(self, op: PutOp, created_at: datetime | None) -> EntryIn:
+        """Return the entry that stores a put's item: in its namespace's bank, or (a user's
+        namespace) as a long-term memory of the user.
+
+        Raises:
+            InvalidInput: the value is not a JSON object, or is not a valid memory of its
+                user (over a memory's 256 tokens, a user id membank refuses).
+        """
+        value = dict(op.value or {})
+        user = self._user_of(op.namespace)
+        entry = records.entry_in(
+            op.namespace,
+            op.key,
+            value,
+            texts=self._texts(value, op.index),
+            indexed=op.index is not False,
+            created_at=created_at,
+            from_root=user is not None,
+        )
+        if user is None:
+            return entry
+        try:
+            return longterm.memory_entry(
+                user, entry.content, stored_tags=entry.tags, metadata=entry.metadata
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(
+                f"item {op.key!r} of namespace {op.namespace} is a long-term memory of user "
+                f"{user!r} (user_at={self.user_at}): {exc}; keep long documents in a "
+                "namespace without the user label"
+            ) from exc
 
     @property
     def _default_ttl(self) -> float | None:
         return self.ttl_config.get("default_ttl") if self.ttl_config else None
-
-    def _user_tags(self, namespace: Namespace) -> list[str]:
-        at = self.user_at
-        return [user_tag(namespace[at])] if at is not None and 0 < at < len(namespace) else []
 
     def _texts(self, value: dict[str, Any], index: IndexFields | list[str]) -> list[str]:
         if index is False:
@@ -172,16 +218,25 @@ class MembankStore(BaseStore):
 
     # search and list -------------------------------------------------------------------
 
-    def _bank_ids(self, prefix: Namespace) -> list[str]:
-        if not prefix or prefix[0] == records.WILDCARD:
-            return self.backend.bank_ids()
-        found = self.backend.bank_id(prefix[0], create=False, retention_days=None)
-        return [found] if found else []
+    def _places(self, prefix: Namespace) -> list[tuple[str, bool]]:
+        """Return the banks that may hold items under `prefix`, each with whether it is the
+        long-term memory bank (whose entries are tagged from the namespace's first label)."""
+        places: list[tuple[str, bool]] = []
+        if self.user_at is None or len(prefix) <= self.user_at:  # else only a user's items
+            if not prefix or prefix[0] == records.WILDCARD:
+                places += [(bank_id, False) for bank_id in self.backend.bank_ids()]
+            else:
+                found = self.backend.bank_id(prefix[0], create=False, retention_days=None)
+                places += [(found, False)] if found else []
+        if self.user_at is not None:
+            memory = self.backend.memory_bank_id(create=False)
+            places += [(memory, True)] if memory else []
+        return places
 
     def _listed(self, prefix: Namespace) -> list[tuple[str, StoredItem]]:
-        tag = records.prefix_tag(prefix)
         every = []
-        for bank_id in self._bank_ids(prefix):
+        for bank_id, from_root in self._places(prefix):
+            tag = records.prefix_tag(prefix, from_root=from_root)
             items = [records.stored_item(entry) for entry in self.backend.tagged(bank_id, tag)]
             kept = [item for item in items if item and records.under(item.namespace, prefix)]
             every += [(bank_id, item) for item in records.latest(kept)]
@@ -197,8 +252,9 @@ class MembankStore(BaseStore):
             return [_search_item(item, None) for item in page]
         need = MAX_SEARCH if op.filter or records.WILDCARD in prefix else op.offset + op.limit
         scored: dict[str, tuple[StoredItem, float]] = {}
-        for bank_id in self._bank_ids(prefix):
-            scored.update(self._scored(bank_id, op, need))
+        for bank_id, from_root in self._places(prefix):
+            tag = records.prefix_tag(prefix, from_root=from_root)
+            scored.update(self._scored(bank_id, tag, op, need))
         newest = {item.entry_id for item in records.latest(item for item, _ in scored.values())}
         ranked = sorted(
             (pair for pair in scored.values() if pair[0].entry_id in newest),
@@ -213,11 +269,14 @@ class MembankStore(BaseStore):
             ]
         return results[op.offset : op.offset + op.limit]
 
-    def _scored(self, bank_id: str, op: SearchOp, need: int) -> dict[str, tuple[StoredItem, float]]:
-        """Return the items of one bank a query finds under the prefix and filter, with their
-        scores: at least `need` of them when the bank has as many (hits that are not items,
-        unindexed or filtered out are skipped, so a short page asks again, deeper)."""
-        prefix, tag, depth = op.namespace_prefix, records.prefix_tag(op.namespace_prefix), need
+    def _scored(
+        self, bank_id: str, tag: str | None, op: SearchOp, need: int
+    ) -> dict[str, tuple[StoredItem, float]]:
+        """Return the items of one bank a query finds under the prefix (its entries carry
+        `tag`) and filter, with their scores: at least `need` of them when the bank has as
+        many (hits that are not items, unindexed or filtered out are skipped, so a short page
+        asks again, deeper)."""
+        prefix, depth = op.namespace_prefix, need
         while True:
             hits = self.backend.search(bank_id, op.query or "", tag=tag, k=depth)
             scored: dict[str, tuple[StoredItem, float]] = {}
