@@ -131,8 +131,21 @@ def show_evaluation(evaluation: Evaluation) -> None:
             "least the source, so nothing had to be dropped and the scores say little. Lower "
             "the max size (or run a suite, which targets 25% of the source)."
         )
-    for flag in evaluation.flags:
-        st.warning(flag)
+    show_flags(evaluation.flags)
+
+
+MAX_FLAGS = 10
+"""Flags listed in the one warning box; the rest are counted (a long paste raises hundreds)."""
+
+
+def show_flags(flags: Sequence[str]) -> None:
+    """Show the judge's flags in one warning box, the first MAX_FLAGS listed, the rest counted."""
+    if not flags:
+        return
+    listed = "\n".join(f"- {plain(flag)}" for flag in flags[:MAX_FLAGS])
+    more = len(flags) - MAX_FLAGS
+    tail = f"\n\n… and {more} more (all in the run's JSON export)" if more > 0 else ""
+    st.warning(f"The judge raised {len(flags)} flag(s):\n{listed}{tail}")
 
 
 def show_fact_diff(diff: FactDiff) -> None:

@@ -295,7 +295,9 @@ def say_run(run: TestRun, title: str | None) -> None:
     rows = [
         (
             c.name,
-            f"{c.score:.2f}" + (f" ±{c.spread:.2f}" if evaluation.runs > 1 else ""),
+            "n/a"
+            if c.error
+            else f"{c.score:.2f}" + (f" ±{c.spread:.2f}" if evaluation.runs > 1 else ""),
             c.error or c.reason,
         )
         for c in evaluation.criteria

@@ -110,3 +110,21 @@ def test_a_suite_shows_the_numbers_the_cli_shows(open_page: OpenPage, ctx) -> No
         " ".join(f"{v:.2f}" for v in expected.prompts[0].survival)
     ]
     assert table["pass rate"].tolist() == [f"{expected.prompts[0].pass_rate:.0%}"]
+
+
+def test_many_flags_are_one_warning_box_and_instructions_with_nothing_checkable_are_na(
+    open_page: OpenPage,
+) -> None:
+    app = _pasted(open_page)
+    app.text_area(key="tc_prompt").input("Summarize it.").run()  # nothing a program can check
+    invented = " ".join(f"Order {10_000 + n} was refunded by Manager Zed{n}." for n in range(40))
+    app.text_area(key="tc_own_summary").input(invented).run()
+    app.button(key="tc_judge_own").click().run()
+    assert not app.error, [e.value for e in app.error]
+    flags = app.session_state["tc_own_result"].flags
+    assert len(flags) > 20
+    assert len(app.warning) <= 2  # the flags' one box (and perhaps the size warning)
+    assert f"raised {len(flags)} flag(s)" in app.warning[-1].value
+    assert "more (all in the run's JSON export)" in app.warning[-1].value
+    [row] = [r for r in app.table[0].value.to_dict("records") if r["criterion"] == "instructions"]
+    assert row["score"] == "n/a" and "no instruction the heuristic judge can check" in row["reason"]
