@@ -41,6 +41,7 @@ def streamlit_command(port: int) -> list[str]:
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
     """Return whether nothing listens on `host`:`port` now (a bind there succeeds)."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is free
         try:
             sock.bind((host, port))
         except OSError:

@@ -14,6 +14,7 @@ import streamlit as st
 if TYPE_CHECKING:
     from memory.judge import Evaluation
     from memory.prompt_lab import DraftEntry, FactDiff, TestRun
+    from memory.prompt_lab.records import RecallProbe
 
 CONTRADICTED = "#ffc9c9"
 """Highlight of what a summary said against a planted fact."""
@@ -77,6 +78,26 @@ def show_run(run: TestRun, *, title: str | None = None, key: str = "") -> None:
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
+    if run.probe is not None:
+        show_probe(run.probe)
+
+
+def show_probe(probe: RecallProbe) -> None:
+    """Show the recall probe: its one line, then each question and the summary's answer."""
+    st.markdown("**Recall probe**")
+    st.caption(probe.line() + " (offline: each question answered by the best-matching sentence)")
+    rows = [
+        {
+            "question": a.question,
+            "planted": a.value,
+            "summary's answer": a.summary_answer or "(no sentence matches)",
+            "from summary": "yes" if a.from_summary else "no",
+            "from history": "yes" if a.from_history else "no",
+        }
+        for a in probe.answers
+    ]
+    if rows:
+        st.dataframe(pl.DataFrame(rows), hide_index=True)
 
 
 FOLLOWING_TITLE = "How the offline extractive stand-in followed the prompt"

@@ -308,6 +308,8 @@ def say_run(run: TestRun, title: str | None) -> None:
         say(f"flag: {flag}")
     if run.fact_diff is not None:
         _say_diff(run.fact_diff)
+    if run.probe is not None:
+        say(run.probe.line())
     say(f"\nrun {run.id}")
 
 

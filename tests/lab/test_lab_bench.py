@@ -128,3 +128,27 @@ def test_many_flags_are_one_warning_box_and_instructions_with_nothing_checkable_
     assert "more (all in the run's JSON export)" in app.warning[-1].value
     [row] = [r for r in app.table[0].value.to_dict("records") if r["criterion"] == "instructions"]
     assert row["score"] == "n/a" and "no instruction the heuristic judge can check" in row["reason"]
+
+
+def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenPage, ctx) -> None:  # type: ignore[no-untyped-def]
+    from memory import banks
+    from memory.models import BankCreate
+
+    for name, prompt, tokens in (("alpha", "Keep alpha facts.", 900), ("beta", "Keep beta.", 4000)):
+        banks.create(
+            ctx,
+            BankCreate(name=name, type="conversation", compaction_prompt=prompt, max_tokens=tokens),
+        )
+    app = open_page("test_compaction")
+    shown = lambda: (  # noqa: E731
+        app.text_area(key="tc_prompt").value,
+        app.number_input(key="tc_max_tokens").value,
+    )
+    assert shown() == ("Keep alpha facts.", 900)
+    app.text_area(key="tc_prompt").input("My edit for alpha.").run()
+    [picker] = [s for s in app.selectbox if s.label == "Bank"]
+    picker.select_index(1).run()
+    assert shown() == ("Keep beta.", 4000)  # beta's own, not alpha's (or the edit)
+    app.radio(key="tc_source").set_value("Pasted entries").run()
+    assert shown() == ("Keep beta.", 0)  # pasted entries: no bank threshold carried over
+    assert not app.warning and not app.exception
