@@ -13,6 +13,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from memory.judge import Evaluation
+    from memory.judge.records import Agreement
     from memory.prompt_lab import DraftEntry, FactDiff, TestRun
     from memory.prompt_lab.records import RecallProbe
 
@@ -146,6 +147,10 @@ def show_evaluation(evaluation: Evaluation) -> None:
             row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
     st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
+    if evaluation.runs > 1:
+        show_runs_chart(evaluation)
+    if evaluation.agreement is not None:
+        show_agreement(evaluation.agreement)
     if evaluation.compression_ratio >= 1:
         st.warning(
             f"The summary is {evaluation.compression_ratio:.0%} of the source: the budget is at "
@@ -153,6 +158,37 @@ def show_evaluation(evaluation: Evaluation) -> None:
             "the max size (or run a suite, which targets 25% of the source)."
         )
     show_flags(evaluation.flags)
+
+
+def show_runs_chart(evaluation: Evaluation) -> None:
+    """Show each criterion's score per judge run as a small bar chart (runs > 1)."""
+    judged = [c for c in evaluation.criteria if c.error is None and c.scores]
+    if not judged:
+        return
+    st.caption(f"Scores per judge run ({evaluation.runs} runs)")
+    runs = max(len(c.scores) for c in judged)
+    frame = pl.DataFrame(
+        {"run": [str(n + 1) for n in range(runs)]}
+        | {c.name: c.scores + [None] * (runs - len(c.scores)) for c in judged}
+    )
+    st.bar_chart(frame, x="run", stack=False, height=180)
+
+
+def show_agreement(agreement: Agreement) -> None:
+    """Show the heuristic judge's scores beside the LLM judge's, and their agreement."""
+    st.caption(
+        f"Agreement of the heuristic judge with the LLM judge: {agreement.agreement:.2f} "
+        f"(mean gap {agreement.mean_gap:.2f} over {len(agreement.criteria)} criteria)"
+    )
+    st.table(
+        pl.DataFrame(
+            {
+                "criterion": agreement.criteria,
+                "LLM judge": [f"{v:.2f}" for v in agreement.llm],
+                "heuristic judge": [f"{v:.2f}" for v in agreement.heuristic],
+            }
+        )
+    )
 
 
 MAX_FLAGS = 10

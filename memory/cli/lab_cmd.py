@@ -304,6 +304,12 @@ def say_run(run: TestRun, title: str | None) -> None:
     ]
     say(table(rows, ["criterion", "score", "reason"]))
     say(f"compression ratio: {evaluation.compression_ratio:.2f}")
+    if evaluation.agreement is not None:
+        agree = evaluation.agreement
+        say(
+            f"heuristic judge vs LLM judge: agreement {agree.agreement:.2f} "
+            f"(mean gap {agree.mean_gap:.2f} over {len(agree.criteria)} criteria)"
+        )
     for flag in evaluation.flags:
         say(f"flag: {flag}")
     if run.fact_diff is not None:

@@ -152,3 +152,36 @@ def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenP
     app.radio(key="tc_source").set_value("Pasted entries").run()
     assert shown() == ("Keep beta.", 0)  # pasted entries: no bank threshold carried over
     assert not app.warning and not app.exception
+
+
+def _shown_evaluation(body: str) -> None:
+    from lab.run_view import show_evaluation
+    from memory.judge import Evaluation
+
+    show_evaluation(Evaluation.model_validate_json(body))
+
+
+def test_several_llm_runs_chart_per_run_scores_and_show_the_agreement() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from memory.judge import Evaluation
+    from memory.judge.records import CriterionScore, RunScore, agreement_of
+
+    criteria = [
+        CriterionScore(name="faithfulness", score=0.7, reason="", scores=[0.6, 0.8], spread=0.1),
+        CriterionScore(name="fact_coverage", score=0.5, reason="", scores=[0.5, 0.5], spread=0.0),
+    ]
+    offline = [RunScore(name="faithfulness", score=0.9, reason=""),
+               RunScore(name="fact_coverage", score=0.4, reason="")]  # fmt: skip
+    evaluation = Evaluation(
+        criteria=criteria, overall=0.6, judge="openai/x (deepeval)", offline=False, runs=2,
+        cost_tokens=10, compression_ratio=0.3, flags=[],
+        agreement=agreement_of(criteria, offline),
+    )  # fmt: skip
+    app = AppTest.from_function(_shown_evaluation, args=(evaluation.model_dump_json(),))
+    app.run()
+    assert not app.exception, app.exception
+    assert any(c.value == "Scores per judge run (2 runs)" for c in app.caption)
+    assert app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")
+    assert any("Agreement of the heuristic judge with the LLM judge: 0.85" in c.value
+               for c in app.caption)  # fmt: skip
