@@ -13,7 +13,9 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from memory.judge import Evaluation
+    from memory.judge.records import Agreement
     from memory.prompt_lab import DraftEntry, FactDiff, TestRun
+    from memory.prompt_lab.records import RecallProbe
 
 CONTRADICTED = "#ffc9c9"
 """Highlight of what a summary said against a planted fact."""
@@ -77,6 +79,26 @@ def show_run(run: TestRun, *, title: str | None = None, key: str = "") -> None:
     show_evaluation(run.evaluation)
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
+    if run.probe is not None:
+        show_probe(run.probe)
+
+
+def show_probe(probe: RecallProbe) -> None:
+    """Show the recall probe: its one line, then each question and the summary's answer."""
+    st.markdown("**Recall probe**")
+    st.caption(probe.line() + " (offline: each question answered by the best-matching sentence)")
+    rows = [
+        {
+            "question": a.question,
+            "planted": a.value,
+            "summary's answer": a.summary_answer or "(no sentence matches)",
+            "from summary": "yes" if a.from_summary else "no",
+            "from history": "yes" if a.from_history else "no",
+        }
+        for a in probe.answers
+    ]
+    if rows:
+        st.dataframe(pl.DataFrame(rows), hide_index=True)
 
 
 FOLLOWING_TITLE = "How the offline extractive stand-in followed the prompt"
@@ -125,14 +147,62 @@ def show_evaluation(evaluation: Evaluation) -> None:
             row["spread"] = f"{criterion.spread:.2f}"
         rows.append(row)
     st.table(pl.DataFrame(rows))  # plain (no index): long reasons wrap, text is selectable
+    if evaluation.runs > 1:
+        show_runs_chart(evaluation)
+    if evaluation.agreement is not None:
+        show_agreement(evaluation.agreement)
     if evaluation.compression_ratio >= 1:
         st.warning(
             f"The summary is {evaluation.compression_ratio:.0%} of the source: the budget is at "
             "least the source, so nothing had to be dropped and the scores say little. Lower "
             "the max size (or run a suite, which targets 25% of the source)."
         )
-    for flag in evaluation.flags:
-        st.warning(flag)
+    show_flags(evaluation.flags)
+
+
+def show_runs_chart(evaluation: Evaluation) -> None:
+    """Show each criterion's score per judge run as a small bar chart (runs > 1)."""
+    judged = [c for c in evaluation.criteria if c.error is None and c.scores]
+    if not judged:
+        return
+    st.caption(f"Scores per judge run ({evaluation.runs} runs)")
+    runs = max(len(c.scores) for c in judged)
+    frame = pl.DataFrame(
+        {"run": [str(n + 1) for n in range(runs)]}
+        | {c.name: c.scores + [None] * (runs - len(c.scores)) for c in judged}
+    )
+    st.bar_chart(frame, x="run", stack=False, height=180)
+
+
+def show_agreement(agreement: Agreement) -> None:
+    """Show the heuristic judge's scores beside the LLM judge's, and their agreement."""
+    st.caption(
+        f"Agreement of the heuristic judge with the LLM judge: {agreement.agreement:.2f} "
+        f"(mean gap {agreement.mean_gap:.2f} over {len(agreement.criteria)} criteria)"
+    )
+    st.table(
+        pl.DataFrame(
+            {
+                "criterion": agreement.criteria,
+                "LLM judge": [f"{v:.2f}" for v in agreement.llm],
+                "heuristic judge": [f"{v:.2f}" for v in agreement.heuristic],
+            }
+        )
+    )
+
+
+MAX_FLAGS = 10
+"""Flags listed in the one warning box; the rest are counted (a long paste raises hundreds)."""
+
+
+def show_flags(flags: Sequence[str]) -> None:
+    """Show the judge's flags in one warning box, the first MAX_FLAGS listed, the rest counted."""
+    if not flags:
+        return
+    listed = "\n".join(f"- {plain(flag)}" for flag in flags[:MAX_FLAGS])
+    more = len(flags) - MAX_FLAGS
+    tail = f"\n\n… and {more} more (all in the run's JSON export)" if more > 0 else ""
+    st.warning(f"The judge raised {len(flags)} flag(s):\n{listed}{tail}")
 
 
 def show_fact_diff(diff: FactDiff) -> None:

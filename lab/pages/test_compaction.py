@@ -70,11 +70,19 @@ else:
             description=description, bank_type=synth_type, count=int(count), seed=int(seed)
         )
 
+origin = (kind, bank.id if bank is not None else None)
+if state.get("tc_origin") != origin:
+    # another bank or source: its own thresholds (a bank's, none for pasted or synthetic
+    # entries) and, for a bank, its own prompt; nothing carries over from the last one
+    for widget in ("tc_max_tokens", "tc_max_turns"):
+        state.pop(widget, None)
+    if bank is not None or "tc_prompt" not in state:
+        state["tc_prompt"] = (bank.compaction_prompt if bank else None) or DEFAULT_PROMPT
+    state["tc_origin"] = origin
+    st.rerun()  # the widgets are made afresh from the values just set
 initial = state.pop("draft_prompt", None)
 if initial:  # from the create form, a bank's configuration or the assistant
     state["tc_prompt"] = initial
-elif "tc_prompt" not in state:
-    state["tc_prompt"] = (bank.compaction_prompt if bank else None) or DEFAULT_PROMPT
 prompt = st.text_area("Compaction prompt", key="tc_prompt")
 with st.expander("Judge, thresholds and a second prompt"):
     judge_model = (

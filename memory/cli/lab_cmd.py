@@ -295,17 +295,27 @@ def say_run(run: TestRun, title: str | None) -> None:
     rows = [
         (
             c.name,
-            f"{c.score:.2f}" + (f" ±{c.spread:.2f}" if evaluation.runs > 1 else ""),
+            "n/a"
+            if c.error
+            else f"{c.score:.2f}" + (f" ±{c.spread:.2f}" if evaluation.runs > 1 else ""),
             c.error or c.reason,
         )
         for c in evaluation.criteria
     ]
     say(table(rows, ["criterion", "score", "reason"]))
     say(f"compression ratio: {evaluation.compression_ratio:.2f}")
+    if evaluation.agreement is not None:
+        agree = evaluation.agreement
+        say(
+            f"heuristic judge vs LLM judge: agreement {agree.agreement:.2f} "
+            f"(mean gap {agree.mean_gap:.2f} over {len(agree.criteria)} criteria)"
+        )
     for flag in evaluation.flags:
         say(f"flag: {flag}")
     if run.fact_diff is not None:
         _say_diff(run.fact_diff)
+    if run.probe is not None:
+        say(run.probe.line())
     say(f"\nrun {run.id}")
 
 

@@ -90,6 +90,10 @@ class _Case:
     verbatim: set[str]
     """Every source sentence as `_plain` text (a summary sentence copied from the source is
     supported, whatever it says)."""
+    line_facts: list[set[str]]
+    """Per source line: its numbers and words (what `_fact_stems` matches), computed once."""
+    line_stems: list[set[str]]
+    """Per source line: the stems of its text and speaker, computed once."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,10 @@ def _case(source: Sequence[str], summary: str, embedder: Embedder) -> _Case:
         source_numbers=set().union(*(t.numbers(line.text) for line in lines)),
         source_dates=set().union(*(t.dates(line.text) for line in lines)),
         verbatim={_plain(s.text) for s in every},
+        line_facts=[
+            t.numbers(line.text) | t.vocabulary([line.text, line.speaker or ""]) for line in lines
+        ],
+        line_stems=[_stems([line.text, line.speaker or ""]) for line in lines],
     )
 
 
@@ -320,8 +328,7 @@ def _near_stems(case: _Case, sims: Vectors, tune: HeuristicTuning) -> set[str]:
         return set()
     nearest = np.argsort(-sims, kind="stable")[: tune.lexical_window]
     lines = dict.fromkeys(case.source[int(j)].line for j in nearest)
-    texts = [case.lines[i].text for i in lines] + [case.lines[i].speaker or "" for i in lines]
-    return _stems(texts)
+    return set().union(*(case.line_stems[i] for i in lines))
 
 
 def _fact_stems(case: _Case, text: str) -> set[str]:
@@ -330,12 +337,12 @@ def _fact_stems(case: _Case, text: str) -> set[str]:
     facts = t.numbers(text) | t.names(text, case.known)
     if not facts:
         return set()
-    lines = [
-        line
-        for line in case.lines
-        if facts & (t.numbers(line.text) | t.vocabulary([line.text, line.speaker or ""]))
-    ]
-    return _stems([line.text for line in lines] + [line.speaker or "" for line in lines])
+    held = (
+        stems
+        for found, stems in zip(case.line_facts, case.line_stems, strict=True)
+        if facts & found
+    )
+    return set().union(*held)
 
 
 def _unsupported_facts(

@@ -12,6 +12,7 @@ from memory.judge.records import (
     OFFLINE_JUDGE,
     Evaluation,
     RunScore,
+    agreement_of,
     combine,
     overall,
 )
@@ -102,8 +103,14 @@ def evaluate(
     if judge is not None:
         from memory.judge.llm_judge import judge_with_llm
 
-        return judge_with_llm(
+        judged = judge_with_llm(
             lines, summary, prompt=prompt, judge=judge, runs=runs, compression_ratio=ratio
+        )
+        offline = judge_heuristic(
+            lines, summary, prompt=prompt, embedder=embedder, compression_ratio=ratio
+        )  # both ran: say how far the offline judge is from the LLM's
+        return judged.model_copy(
+            update={"agreement": agreement_of(judged.criteria, offline.scores)}
         )
     result = judge_heuristic(
         lines, summary, prompt=prompt, embedder=embedder, compression_ratio=ratio

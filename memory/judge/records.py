@@ -36,6 +36,24 @@ class CriterionScore(BaseModel):
     """Why this criterion could not be judged (score 0, left out of the overall)."""
 
 
+class Agreement(BaseModel):
+    """How close the offline heuristic judge came to the LLM judge on the same summary."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criteria: list[str]
+    """The criteria both judges scored (no error on either side)."""
+    llm: list[float]
+    heuristic: list[float]
+    mean_gap: float
+    """Mean absolute difference of the two judges' scores over `criteria`."""
+
+    @property
+    def agreement(self) -> float:
+        """1 - mean_gap: 1.0 when the two judges give the same scores."""
+        return round(1.0 - self.mean_gap, 4)
+
+
 class Evaluation(BaseModel):
     """A summary judged against its source: per criterion, overall, who judged, at what cost."""
 
@@ -54,6 +72,8 @@ class Evaluation(BaseModel):
     """Summary tokens / source tokens."""
     flags: list[str]
     """Problems found, e.g. "invented number: 4200", "invented name: Bob"."""
+    agreement: Agreement | None = None
+    """With an LLM judge: the heuristic judge's scores of the same summary beside it."""
 
     def criterion(self, name: str) -> CriterionScore:
         """Return the criterion called `name`.
@@ -117,3 +137,16 @@ def overall(criteria: Sequence[CriterionScore]) -> float:
         return 0.0
     weights = [WEIGHTS.get(item.name, 1.0) for item in judged]
     return round(fmean([item.score for item in judged], weights=weights), 4)
+
+
+def agreement_of(llm: Sequence[CriterionScore], heuristic: Sequence[RunScore]) -> Agreement:
+    """Return how the heuristic scores compare with the LLM judge's, criterion by criterion."""
+    offline = {score.name: score for score in heuristic if score.error is None}
+    both = [c for c in llm if c.error is None and c.name in offline]
+    gaps = [abs(c.score - offline[c.name].score) for c in both]
+    return Agreement(
+        criteria=[c.name for c in both],
+        llm=[c.score for c in both],
+        heuristic=[round(offline[c.name].score, 4) for c in both],
+        mean_gap=round(fmean(gaps), 4) if gaps else 1.0,
+    )

@@ -56,9 +56,9 @@ def fact_diff(facts: Sequence[PlantedFact], text: str) -> FactDiff:
     dropped: list[PlantedFact] = []
     contradicted: list[PlantedFact] = []
     said: list[str] = []
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    sentences = sentences_of(text)
     for fact in facts:
-        if _has_value(fact, text):
+        if has_value(fact, text):
             kept.append(fact)
             continue
         against = [s for s in sentences if _names_subject(fact, s) and _contradicts(fact, s)]
@@ -93,7 +93,13 @@ def numbers_in(text: str) -> set[str]:
     return {match.replace(",", "") for match in _NUMBER.findall(text)}
 
 
-def _has_value(fact: PlantedFact, text: str) -> bool:
+def sentences_of(text: str) -> list[str]:
+    """Return the sentences of `text` (split at sentence ends, `;` and line breaks)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def has_value(fact: PlantedFact, text: str) -> bool:
+    """Return whether `text` states the fact's value (numbers by digits, dates by day)."""
     if fact.kind == "number" and numbers_in(fact.value):
         return bool(numbers_in(fact.value) & numbers_in(text))
     if fact.kind == "date" and dates_in(fact.value):

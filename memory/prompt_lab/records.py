@@ -63,6 +63,48 @@ class FactDiff(_Record):
         return None
 
 
+class ProbeAnswer(_Record):
+    """One question of the recall probe and where retrieval found its answer."""
+
+    question: str
+    value: str
+    """The planted value a right answer holds."""
+    summary_answer: str | None
+    """The compacted text's best-matching sentence (None: no sentence shares a word)."""
+    from_summary: bool
+    from_history: bool
+
+
+class RecallProbe(_Record):
+    """Questions about the planted facts answered offline by retrieval, from the compacted
+    text (summary and surviving entries) vs from the full history (`memory.prompt_lab.probe`)."""
+
+    answers: list[ProbeAnswer]
+
+    @property
+    def from_summary(self) -> int:
+        """Questions the compacted text answers."""
+        return sum(a.from_summary for a in self.answers)
+
+    @property
+    def from_history(self) -> int:
+        """Questions the full history answers."""
+        return sum(a.from_history for a in self.answers)
+
+    @property
+    def ratio(self) -> float:
+        """Recall from the summary over recall from the history (1.0: nothing lost)."""
+        return self.from_summary / self.from_history if self.from_history else 0.0
+
+    def line(self) -> str:
+        """Return the probe in one line, as the CLI and the lab say it."""
+        n = len(self.answers)
+        return (
+            f"recall probe: {n} questions; answered from the summary {self.from_summary}/{n}, "
+            f"from the full history {self.from_history}/{n}; ratio {self.ratio:.2f}"
+        )
+
+
 class BankSource(_Record):
     """The entries of an existing bank (one key, or its largest partition), read only."""
 
@@ -126,6 +168,8 @@ class TestRun(_Record):
     cannot be followed offline, or is read only by an LLM (empty for an LLM summarizer)."""
     starred: bool = False
     """Marked by hand in the run log (`star_run`)."""
+    probe: RecallProbe | None = None
+    """The recall probe of the planted facts (None: no facts to ask about)."""
 
 
 class TestOptions(_Record):

@@ -28,6 +28,7 @@ from memory.judge import HEURISTIC_LABEL, Evaluation, evaluate, judge_calls, use
 from memory.models import Bank, Entry
 from memory.ports import Completer
 from memory.prompt_lab.facts import fact_diff
+from memory.prompt_lab.probe import recall_probe
 from memory.prompt_lab.records import CostPreview, SyntheticSource, TestOptions, TestRun
 from memory.prompt_lab.sources import Loaded, as_draft, llm_for, load
 from memory.prompt_lab.synthetic import check_source
@@ -231,9 +232,11 @@ def run_loaded(
     if is_offline(completer.model):
         source_lines = [entry_line(e.content, e.speaker) for e in covered if e.kind != "summary"]
         notes = following(prompt, source_lines, summary)
-    diff = None
+    diff = probe = None
     if loaded.facts is not None:
-        diff = fact_diff(loaded.facts, "\n".join([summary, *(e.content for e in kept)]))
+        compacted = "\n".join([summary, *(e.content for e in kept)])
+        diff = fact_diff(loaded.facts, compacted)
+        probe = recall_probe(loaded.facts, compacted, [e.content for e in loaded.entries])
     run = TestRun(
         id=uuid.uuid4().hex,
         bank=loaded.bank.id if loaded.stored else None,
@@ -248,6 +251,7 @@ def run_loaded(
         summarizer=label,
         created_at=ctx.clock.now(),
         following=notes,
+        probe=probe,
     )
     if save:
         progress("saving the run")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memory.errors import InvalidInput, NotFound
 from memory.judge import CRITERIA
-from memory.judge.text import sentences
+from memory.judge.text import sentences, summary_lines
 from memory.prompt_lab.records import FactDiff, PlantedFact, TestRun
 from memory.prompt_lab.suite import fingerprint
 
@@ -152,7 +152,9 @@ def _scores(run: TestRun) -> dict[str, float]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [" ".join(s.split()) for s in sentences(text) if s.strip()]
+    """Return the summary's sentences, line by line, without label lines ("[extractive
+    summary]" is no sentence of either summary, so never one only one of them has)."""
+    return [" ".join(s.split()) for row in summary_lines(text) for s in sentences(row)]
 
 
 def diff_runs(first: TestRun, second: TestRun) -> RunDiff:

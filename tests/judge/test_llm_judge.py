@@ -174,3 +174,20 @@ def test_without_a_prompt_the_instructions_are_not_asked(
 def test_blocked_model_requests_fail_loudly() -> None:
     with pytest.raises(llm.ModelRequestsBlocked):
         judged()
+
+
+def test_with_an_llm_judge_the_heuristic_ones_agreement_is_reported(
+    script: JudgeScript, judge: Completer
+) -> None:
+    result = judged(judge, runs=2)
+    agreement = result.agreement
+    assert agreement is not None and "faithfulness" in agreement.criteria
+    offline = evaluate(SOURCE, FAITHFUL, prompt=PROMPT, embedder=HashingEmbedder())  # alone
+    for name, heuristic, by_llm in zip(
+        agreement.criteria, agreement.heuristic, agreement.llm, strict=True
+    ):
+        assert heuristic == pytest.approx(offline.criterion(name).score, abs=1e-4)
+        assert by_llm == result.criterion(name).score
+    gaps = [abs(a - b) for a, b in zip(agreement.llm, agreement.heuristic, strict=True)]
+    assert agreement.mean_gap == pytest.approx(sum(gaps) / len(gaps), abs=1e-4)
+    assert offline.agreement is None  # one judge ran: nothing to compare

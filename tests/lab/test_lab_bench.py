@@ -110,3 +110,78 @@ def test_a_suite_shows_the_numbers_the_cli_shows(open_page: OpenPage, ctx) -> No
         " ".join(f"{v:.2f}" for v in expected.prompts[0].survival)
     ]
     assert table["pass rate"].tolist() == [f"{expected.prompts[0].pass_rate:.0%}"]
+
+
+def test_many_flags_are_one_warning_box_and_instructions_with_nothing_checkable_are_na(
+    open_page: OpenPage,
+) -> None:
+    app = _pasted(open_page)
+    app.text_area(key="tc_prompt").input("Summarize it.").run()  # nothing a program can check
+    invented = " ".join(f"Order {10_000 + n} was refunded by Manager Zed{n}." for n in range(40))
+    app.text_area(key="tc_own_summary").input(invented).run()
+    app.button(key="tc_judge_own").click().run()
+    assert not app.error, [e.value for e in app.error]
+    flags = app.session_state["tc_own_result"].flags
+    assert len(flags) > 20
+    assert len(app.warning) <= 2  # the flags' one box (and perhaps the size warning)
+    assert f"raised {len(flags)} flag(s)" in app.warning[-1].value
+    assert "more (all in the run's JSON export)" in app.warning[-1].value
+    [row] = [r for r in app.table[0].value.to_dict("records") if r["criterion"] == "instructions"]
+    assert row["score"] == "n/a" and "no instruction the heuristic judge can check" in row["reason"]
+
+
+def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenPage, ctx) -> None:  # type: ignore[no-untyped-def]
+    from memory import banks
+    from memory.models import BankCreate
+
+    for name, prompt, tokens in (("alpha", "Keep alpha facts.", 900), ("beta", "Keep beta.", 4000)):
+        banks.create(
+            ctx,
+            BankCreate(name=name, type="conversation", compaction_prompt=prompt, max_tokens=tokens),
+        )
+    app = open_page("test_compaction")
+    shown = lambda: (  # noqa: E731
+        app.text_area(key="tc_prompt").value,
+        app.number_input(key="tc_max_tokens").value,
+    )
+    assert shown() == ("Keep alpha facts.", 900)
+    app.text_area(key="tc_prompt").input("My edit for alpha.").run()
+    [picker] = [s for s in app.selectbox if s.label == "Bank"]
+    picker.select_index(1).run()
+    assert shown() == ("Keep beta.", 4000)  # beta's own, not alpha's (or the edit)
+    app.radio(key="tc_source").set_value("Pasted entries").run()
+    assert shown() == ("Keep beta.", 0)  # pasted entries: no bank threshold carried over
+    assert not app.warning and not app.exception
+
+
+def _shown_evaluation(body: str) -> None:
+    from lab.run_view import show_evaluation
+    from memory.judge import Evaluation
+
+    show_evaluation(Evaluation.model_validate_json(body))
+
+
+def test_several_llm_runs_chart_per_run_scores_and_show_the_agreement() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from memory.judge import Evaluation
+    from memory.judge.records import CriterionScore, RunScore, agreement_of
+
+    criteria = [
+        CriterionScore(name="faithfulness", score=0.7, reason="", scores=[0.6, 0.8], spread=0.1),
+        CriterionScore(name="fact_coverage", score=0.5, reason="", scores=[0.5, 0.5], spread=0.0),
+    ]
+    offline = [RunScore(name="faithfulness", score=0.9, reason=""),
+               RunScore(name="fact_coverage", score=0.4, reason="")]  # fmt: skip
+    evaluation = Evaluation(
+        criteria=criteria, overall=0.6, judge="openai/x (deepeval)", offline=False, runs=2,
+        cost_tokens=10, compression_ratio=0.3, flags=[],
+        agreement=agreement_of(criteria, offline),
+    )  # fmt: skip
+    app = AppTest.from_function(_shown_evaluation, args=(evaluation.model_dump_json(),))
+    app.run()
+    assert not app.exception, app.exception
+    assert any(c.value == "Scores per judge run (2 runs)" for c in app.caption)
+    assert app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")
+    assert any("Agreement of the heuristic judge with the LLM judge: 0.85" in c.value
+               for c in app.caption)  # fmt: skip

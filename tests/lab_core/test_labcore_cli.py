@@ -226,3 +226,12 @@ def test_the_console_script_reads_pasted_entries_from_stdin(tmp_path: Path) -> N
     record = json.loads(done.stdout)
     assert record["summarizer"] == "membank/extractive: extractive summarizer (offline)"
     assert record["evaluation"]["judge"] == "heuristic judge (offline)"
+
+
+def test_instructions_with_nothing_checkable_print_n_a_not_zero(pasted: Path, ctx: Context) -> None:
+    code, out, err = run(
+        "test-compaction", "--pasted", str(pasted), "--prompt", "Summarize it.", context=ctx
+    )
+    assert code == 0, err
+    [row] = [line for line in out.splitlines() if line.startswith("instructions")]
+    assert row.split()[1] == "n/a" and "no instruction the heuristic judge can check" in row

@@ -49,6 +49,8 @@ def test_a_diff_shows_score_deltas_summary_sentences_and_facts_that_moved(
     assert coverage.first == first.evaluation.criterion("fact_coverage").score
     assert coverage.delta is not None and coverage.delta < 0  # B drops what A keeps
     assert diff.only_first and all(s in " ".join(first.summary.split()) for s in diff.only_first)
+    # the label line is no sentence: it was highlighted as one only the first summary had
+    assert not any("[extractive summary]" in s for s in diff.only_first + diff.only_second)
     assert first.fact_diff is not None and second.fact_diff is not None
     moved = {m.fact.value: (m.first, m.second) for m in diff.moved}
     lost = {f.value for f in first.fact_diff.kept} - {f.value for f in second.fact_diff.kept}
