@@ -47,6 +47,16 @@ BATCH_WINDOW_SECONDS = 0.5
 """How long `batching_trigger` collects merges before it schedules their batch."""
 
 
+MERGE_TASK: dict[str, Any] = {
+    "retries": 2,
+    "retry_delay_seconds": 5,
+    "tags": ["membank", "session", LLM_TAG],
+    "cache_policy": NO_CACHE,
+    "retry_condition_fn": transient,
+}
+"""The options of both merge tasks (one conversation; a batch's share)."""
+
+
 class MergeItem(BaseModel):
     """One merge of a batch: an ended conversation of a user x agent."""
 
@@ -56,14 +66,7 @@ class MergeItem(BaseModel):
     max_tokens: int = DEFAULT_SUMMARY_TOKENS
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=5,
-    tags=["membank", "session", LLM_TAG],
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="merge {conversation} into {user} x {agent}",
-)
+@task(**MERGE_TASK, task_run_name="merge {conversation} into {user} x {agent}")
 def merge_task(
     user: str,
     agent: str,
@@ -101,14 +104,7 @@ def session_merge_flow(
     return summary
 
 
-@task(
-    retries=2,
-    retry_delay_seconds=5,
-    tags=["membank", "session", LLM_TAG],
-    cache_policy=NO_CACHE,
-    retry_condition_fn=transient,
-    task_run_name="merge {merges[0].conversation} and the rest of its share",
-)
+@task(**MERGE_TASK, task_run_name="merge {merges[0].conversation} and the rest of its share")
 def merge_share_task(
     merges: list[MergeItem], data: str | None = None, account: str | None = None
 ) -> list[str | None]:
