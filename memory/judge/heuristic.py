@@ -158,7 +158,7 @@ def _case(source: Sequence[str], summary: str, embedder: Embedder) -> _Case:
         line_facts=[
             t.numbers(line.text) | t.vocabulary([line.text, line.speaker or ""]) for line in lines
         ],
-        line_stems=[_stems([line.text, line.speaker or ""]) for line in lines],
+        line_stems=[t.stems([line.text, line.speaker or ""]) for line in lines],
     )
 
 
@@ -216,7 +216,7 @@ def _coverage(case: _Case, tune: HeuristicTuning) -> RunScore:
     weights = np.array([_weight(s.text, case.known) for s in case.source], dtype=np.float32)
     if case.summary:
         best = _soft(case.similarity.max(axis=0), tune)
-        stems = _stems([s.text for s in case.summary] + [s.speaker or "" for s in case.summary])
+        stems = t.stems([s.text for s in case.summary] + [s.speaker or "" for s in case.summary])
         lexical = np.array([_lexical(s.text, stems, tune) for s in case.source])
         best = np.maximum(best, lexical.astype(np.float32))
     else:
@@ -296,26 +296,9 @@ def _faithfulness(case: _Case, tune: HeuristicTuning) -> tuple[RunScore, list[st
     return RunScore(name="faithfulness", score=score, reason=reason), flags
 
 
-_SUFFIXES = ("ing", "ed", "es", "s")
-
-
-def _stem(word: str) -> str:
-    """Return a crude stem of a lowercased word ("refunded", "refunds" -> "refund")."""
-    for ending in ("'s", "’s"):
-        word = word.removesuffix(ending)
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _stems(texts: Sequence[str]) -> set[str]:
-    return {_stem(word) for text in texts for word in t.words(text)}
-
-
 def _lexical(text: str, stems: set[str], tune: HeuristicTuning) -> float:
     """Return the support the words of `text` get from `stems` (0-1, see `lexical_low`)."""
-    words = {_stem(word) for word in t.content_words(text)}
+    words = {t.stem(word) for word in t.content_words(text)}
     if not words:
         return 0.0
     share = len(words & stems) / len(words)
@@ -400,12 +383,12 @@ def _placed(case: _Case, text: str, fact: str, kind: str) -> bool:
     with its own clause: placed when a source line that holds it shares a content word with
     that clause, or when the clause says nothing else about it."""
     clause = next((c for c in _CLAUSE.split(text) if fact in _facts_in(c, kind)), text)
-    own = {_stem(word) for word in t.content_words(clause)} - {_stem(fact)}
-    own -= {_stem(word) for word in t.words(fact)}
+    own = {t.stem(word) for word in t.content_words(clause)} - {t.stem(fact)}
+    own -= {t.stem(word) for word in t.words(fact)}
     if not own:
         return True
     return any(
-        fact in _facts_in(line.text, kind) and own & _stems([line.text]) for line in case.lines
+        fact in _facts_in(line.text, kind) and own & t.stems([line.text]) for line in case.lines
     )
 
 

@@ -166,3 +166,21 @@ def language_of(text: str) -> str | None:
     counts = {name: sum(w in words for w in found) for name, words in _LANGUAGE_SETS.items()}
     best = max(counts, key=lambda name: counts[name])
     return best if counts[best] else None
+
+
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """Return a crude stem of a lowercased word ("refunded", "refunds" -> "refund")."""
+    for ending in ("'s", "’s"):
+        word = word.removesuffix(ending)
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(texts: Sequence[str]) -> set[str]:
+    """Return the stems of every word of `texts`."""
+    return {stem(word) for text in texts for word in words(text)}

@@ -64,9 +64,9 @@ def create_vector_index(table: Any, partitions: int) -> None:
 def fts_has_positions(table: Any) -> bool:
     """Return whether the full-text index keeps token positions (phrase queries need them);
     True when there is no index yet (unindexed rows are searched without one)."""
-    for index in table.list_indices():
+    for index in table.to_lance().describe_indices():
         if index.name == FTS_INDEX:
-            return bool((index.index_details or {}).get("with_position", False))
+            return bool((index.details or {}).get("with_position", False))
     return True
 
 

@@ -12,7 +12,7 @@ latest version by one retry policy (`retry`).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -40,7 +40,6 @@ from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
 from memory.store.idempotency import IdempotencyTable
 from memory.store.lab_runs import LabRunsStore
-from memory.store.locks import reading
 from memory.store.pages import EntryPages
 from memory.store.registry import Registry
 from memory.store.repairs import Repairs
@@ -48,16 +47,15 @@ from memory.store.retry import STORAGE_ERRORS, lost_race, race_of
 from memory.store.rows import rows_of, with_search_text
 from memory.store.schema import (
     CONTEXT_COLUMN,
+    EMPTY_DIMS,
     ENTRY_COLUMNS,
     entries_schema,
 )
+from memory.store.table_scans import TableScans
 from memory.types.entry_filter import EntryFilter
 from memory.types.problems import engine_text
 
 __all__ = ["LanceStore", "entries_table_name", "with_search_text"]
-
-EMPTY_DIMS = 1
-"""Vector width of the empty result a read of a bank with no table returns (no rows)."""
 
 
 def entries_table_name(bank_id: str) -> str:
@@ -66,6 +64,7 @@ def entries_table_name(bank_id: str) -> str:
 
 
 class LanceStore(
+    TableScans,
     Deletions,
     Repairs,
     CarriedTables,
@@ -359,68 +358,6 @@ class LanceStore(
                 f"rewriting the index text of neighbours failed: {engine_text(exc)}"
             ) from exc
         self._maintain_if_due(table)  # the rewritten rows are new rows
-
-    def old_version_count(self, bank_id: str) -> int:
-        """Return how many versions besides the latest the bank's table keeps (0 when final)."""
-        return max(self.version_count(bank_id) - 1, 0)
-
-    def version_count(self, bank_id: str) -> int:
-        """Return how many versions of the bank's table are kept (tests of pruning)."""
-        table = self._entries(bank_id)
-        return 0 if table is None else len(table.list_versions())
-
-    def table_version(self, bank_id: str) -> int | None:
-        """Return the latest version number of the bank's table (None: it has no table)."""
-        table = self._entries(bank_id)
-        return None if table is None else int(table.version)
-
-    def scan(
-        self,
-        bank_id: str,
-        *,
-        columns: Sequence[str] = ENTRY_COLUMNS,
-        where: str | None = None,
-    ) -> pa.Table:
-        """Return the matching rows with only `columns` (an empty table if unprovisioned)."""
-        table = self._entries(bank_id)
-        if table is None:
-            return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
-        result: pa.Table = self._on_latest(
-            table, lambda t: t.to_lance().to_table(columns=list(columns), filter=where)
-        )
-        return result
-
-    def scan_batches(
-        self,
-        bank_id: str,
-        *,
-        columns: Sequence[str] = ENTRY_COLUMNS,
-        where: str | None = None,
-        batch_size: int = 10_000,
-        batch_bytes: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """Yield matching rows in order, in batches, so callers stream whatever the size.
-
-        The stream reads one table version from start to end; prunes of the table (in any
-        process on this machine) wait for it, so its files stay in place meanwhile.
-        """
-        table = self._entries(bank_id)
-        if table is None:
-            return
-        with reading(self.uri, table.name):
-            table.checkout_latest()
-            yield from table.to_lance().to_batches(
-                columns=list(columns),
-                filter=where,
-                batch_size=batch_size,
-                batch_size_bytes=batch_bytes,
-                scan_in_order=True,
-            )
-
-    def count(self, bank_id: str, where: str | None = None) -> int:
-        """Return the number of chunk rows matching `where`."""
-        table = self._entries(bank_id)
-        return 0 if table is None else int(self._on_latest(table, lambda t: t.count_rows(where)))
 
     def search(
         self,

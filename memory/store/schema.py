@@ -68,3 +68,6 @@ ENTRY_COLUMNS = [f.name for f in entries_schema(1) if f.name not in DERIVED_COLU
 CONTEXT_SEPARATOR = "\x1e"
 """Ends a row's own part of `search_text`; what follows is the turn before it (`context_id`),
 dropped when that turn is deleted (`memory.store.neighbours`). Never part of a text."""
+
+EMPTY_DIMS = 1
+"""Vector width of the empty result a read of a bank with no table returns (no rows)."""
