@@ -241,11 +241,13 @@ class EntryStore(Protocol):
         turns: bool = False,
         carry: bool = False,
         unique: bool = False,
+        finish_deletions: bool = True,
     ) -> list[Entry]:
         """Store entries in one commit, each as its chunks `split` with one vector per chunk;
         `turns`: conversation turns (dated index text), `carry`: a turn's index text also
         carries the turn before it, `unique`: skip ids the bank holds. Returns those stored.
-        A deletion whose prune did not complete is finished first when the bank is free."""
+        A deletion whose prune did not complete is finished first when the bank is free
+        (unless `finish_deletions` is False: a sweep that prunes the bank itself later)."""
         ...
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:

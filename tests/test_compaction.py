@@ -190,6 +190,26 @@ def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
     assert ctx.store.version_count(bank.id) == 1
 
 
+def test_a_sweeps_summaries_leave_the_deferred_prune_to_the_sweep(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    """A summary written with prune=False does not prune the partition compacted before it
+    (that made every partition of a sweep pay a prune); the bank's one prune does."""
+    bank = make_bank(ctx, max_turns=4)
+    for key in ("a", "b", "c"):
+        write_turns(ctx, bank, key, 6)
+    assert compact_partition(ctx, bank, "a", prune=False).status == "compacted"
+    after_first = ctx.store.version_count(bank.id)
+    for key in ("b", "c"):
+        assert compact_partition(ctx, bank, key, prune=False).status == "compacted"
+    assert ctx.store.version_count(bank.id) > after_first  # no prune in between
+    assert purge.pending_deletions(ctx, bank)
+    purge.prune(ctx, bank)
+    assert not purge.pending_deletions(ctx, bank)
+    assert ctx.store.version_count(bank.id) == 1
+    assert all(len(entries.load(ctx, bank, key)) <= 2 for key in ("a", "b", "c"))
+
+
 def test_partitions_are_independent(ctx: Context, extractive: ExtractiveCompleter) -> None:
     bank = make_bank(ctx, max_turns=5)
     write_turns(ctx, bank, "over", 8)

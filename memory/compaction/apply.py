@@ -262,7 +262,9 @@ def _summarize_and_replace(
             update={"status": "failed", "error": str(exc), "summarizer": label}
         )
     run.step("summarized")
-    summary = _store_summary(ctx, bank, plan, covered, kept, text, label, completer.model)
+    summary = _store_summary(
+        ctx, bank, plan, (covered, kept), text, (label, completer.model), prune=run.prune
+    )
     run.step("summary_stored")
     if _lost_race(ctx, bank, summary):
         _delete(ctx, bank, [summary.id])
@@ -288,18 +290,23 @@ def _store_summary(
     ctx: Context,
     bank: Bank,
     plan: CompactionPlan,
-    covered: Sequence[Entry],
-    kept: Sequence[Entry],
+    parts: tuple[Sequence[Entry], Sequence[Entry]],
     text: str,
-    label: str,
-    model: str,
+    made_by: tuple[str, str],
+    *,
+    prune: bool,
 ) -> Entry:
-    """Write the summary dated like its oldest covered entry, sorted before the kept ones.
+    """Write the summary of `parts` (covered, kept) dated like its oldest covered entry,
+    sorted before the kept ones; `made_by` is the summarizer's (label, model).
 
     The summary holds that entry's information, so retention deletes it when that entry
     would have expired: nothing outlives the bank's retention inside a summary. It keeps
-    the covered entries' tags, and their memory type when they share one.
+    the covered entries' tags, and their memory type when they share one. With `prune`
+    False (a sweep, which prunes the bank once after), the write leaves the bank's
+    deferred prune to the sweep.
     """
+    covered, kept = parts
+    label, model = made_by
     created_at = min(e.created_at for e in covered)
     if kept:
         created_at = min(created_at, kept[0].created_at - timedelta(microseconds=1))
@@ -322,7 +329,14 @@ def _store_summary(
         },
         created_at=created_at,
     )
-    (summary,) = entries.write(ctx, bank, [item], kind="summary", summary_of=[lineage(covered)])
+    (summary,) = entries.write(
+        ctx,
+        bank,
+        [item],
+        kind="summary",
+        summary_of=[lineage(covered)],
+        finish_deletions=prune,
+    )
     return summary
 
 

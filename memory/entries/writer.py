@@ -51,6 +51,7 @@ def write(
     kind: EntryKind = "entry",
     summary_of: Sequence[Sequence[str]] | None = None,
     unique: bool = False,
+    finish_deletions: bool = True,
 ) -> list[Entry]:
     """Validate, chunk, embed and store entries in one commit; returns the stored entries.
 
@@ -58,7 +59,8 @@ def write(
     (`store.add_new_rows`), and left out of the result.
 
     Nothing is written unless every item is valid. A deletion of this bank whose prune a
-    crash or a full disk stopped is finished first by the store (`EntryStore.append`).
+    crash or a full disk stopped is finished first by the store (`EntryStore.append`),
+    unless `finish_deletions` is False (a sweep's summary: the sweep prunes the bank after).
     """
     if not items:
         return []
@@ -83,6 +85,7 @@ def write(
         turns=turns,
         carry=turns and ctx.settings.neighbour_index,
         unique=unique,
+        finish_deletions=finish_deletions,
     )
 
 

@@ -164,6 +164,7 @@ class LanceStore(
         turns: bool = False,
         carry: bool = False,
         unique: bool = False,
+        finish_deletions: bool = True,
     ) -> list[Entry]:
         """Store `written` in one commit (each entry's chunks `split`, one vector per chunk
         in `vectors`, its metadata and attachments as JSON in `stored_json`); returns the
@@ -178,9 +179,12 @@ class LanceStore(
 
         A deletion of this bank whose prune a crash or a full disk stopped is finished
         first when no one else holds the bank; if that prune fails again, its mark stays
-        (the next pass finishes it) and the write goes on.
+        (the next pass finishes it) and the write goes on. `finish_deletions=False` skips
+        that: a compaction sweep's summary, whose sweep prunes the bank once after all its
+        partitions (else each summary would prune the partition before it).
         """
-        self.finish_deletion(bank_id, wait=0)
+        if finish_deletions:
+            self.finish_deletion(bank_id, wait=0)
         table = pa.table(rows_of(written, split, stored_json, time.time_ns()))
         dims = int(vectors.shape[1])
         table = table.append_column(
