@@ -177,18 +177,10 @@ def test_two_api_workers_share_keys_tenancy_and_revocation(prefect_env: dict[str
             )
             assert found.status_code == 404
         revoke_key(store, acme.key_id)
-        revoked_at = time.monotonic()
-        refused = 0
-        first_refusal = None
-        while refused < 20 and time.monotonic() - revoked_at < BOUND:
-            answer = httpx.get(f"{url}/memory_banks", headers=mine).status_code
-            if answer == 401:
-                first_refusal = first_refusal or time.monotonic()
-                refused += 1
-            else:
-                refused, first_refusal = 0, None
-        assert refused == 20 and first_refusal is not None
-        assert first_refusal - revoked_at < 1.0
+        # every request made after the revoke returned is refused, by either worker (each
+        # checks the keys table's version per request): no wall-clock bound to race
+        answers = [httpx.get(f"{url}/memory_banks", headers=mine).status_code for _ in range(20)]
+        assert answers == [401] * 20
     finally:
         _stop(server)
 
