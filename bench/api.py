@@ -27,6 +27,9 @@ a cursor into the middle of the long thread, the short thread's first page), and
 baseline, the whole-thread load the route did before (`ops.entries.load`, then a slice).
 Median and p95 per arm. Target: the long thread's page within 1.5x of the short one's.
 
+`python bench/api.py --rate-store [--takes 2000]` measures where the rate limits' buckets can
+live (issue 21; `bench/api_rates.py`): in process, a shared SQLite file, a LanceDB table.
+
 `python bench/api.py --noisy [--writers 4] [--entry-kb 100] [--reads 40] [--noisy-rounds 3]`
 measures a noisy neighbour instead (issue 21; `bench/api_noisy.py`): one account's read p95
 while another writes large entries at full speed, against the same reads idle.
@@ -237,6 +240,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--thread-pages", action="store_true", help="measure thread pages only")
     parser.add_argument("--noisy", action="store_true", help="measure a noisy neighbour only")
+    parser.add_argument("--rate-store", action="store_true", help="rate bucket stores only")
+    parser.add_argument("--takes", type=int, default=2000, help="tokens taken per store")
     parser.add_argument("--long", type=int, default=5000)
     parser.add_argument("--short", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=30)
@@ -249,6 +254,11 @@ def main() -> None:
     parser.add_argument("--workers", action="store_true", help="1 vs 2 API workers only")
     parser.add_argument("--clients", type=int, default=8, help="clients of --workers")
     args = parser.parse_args()
+    if args.rate_store:
+        from bench import api_rates
+
+        api_rates.run(args.takes)
+        return
     if args.noisy:
         api_noisy.run(args.writers, args.entry_kb, args.reads, args.noisy_rounds)
         return
