@@ -47,7 +47,8 @@ Memory banks for LLM agents. Authenticate with an `X-API-Key` header (`membank k
 --account A`); every read and write is scoped to the key's account, and a bank of another
 account is a 404. Send `Seclai-Version: 2026-08-03` for the current behaviour (type-aware
 retention defaults, `max_age_days` rejected); without it requests get the legacy behaviour.
-Errors are `{"error": {"code", "message"}}`. Lists take `limit` and `offset`. Long work
+Errors are `{"error": {"code", "message"}}`. Lists take `limit` and `offset`, or `cursor`
+(the `next_cursor` of the page before). Long work
 (exports, compaction, test compaction) answers 202 with a job to poll at its `status_url`.
 """
 

@@ -119,3 +119,24 @@ def test_mcp_lists_page_by_cursor_as_rest_does(api: Api) -> None:
     after = list_user_memories(ctx, UserMemories(user="u", limit=2, cursor=page.next_cursor))
     shown = [m.content for m in page.data + after.data]
     assert shown == ["fact 0", "fact 1", "fact 2"] and after.next_cursor is None
+
+
+def test_another_accounts_cursor_shows_only_your_own_items(api: Api) -> None:
+    """A cursor holds a position, not a grant: beta paging with acme's cursors sees beta's."""
+    ctx = api.ctx("acme")
+    for n in range(3):
+        banks.create(ctx, BankCreate(name=f"a{n}", type="conversation"))
+        longterm.remember(ctx, user="u", content=f"acme fact {n}")
+    theirs = banks.create(api.ctx("beta"), BankCreate(name="z", type="conversation"))
+    longterm.remember(api.ctx("beta"), user="u", content="beta fact")
+    with api.as_acme() as http:
+        bank_cursor = http.get("/memory_banks", params={"limit": 1}).json()["next_cursor"]
+        memory_cursor = http.get("/users/u/memories", params={"limit": 1}).json()["next_cursor"]
+    with api.as_beta() as http:
+        listed = http.get("/memory_banks", params={"cursor": bank_cursor}).json()
+        memories = http.get("/users/u/memories", params={"cursor": memory_cursor}).json()
+    beta_banks = [b.id for b in banks.list_banks(api.ctx("beta"))]
+    assert theirs.id in beta_banks and listed["total"] == len(beta_banks) == 2
+    assert {b["id"] for b in listed["data"]} <= set(beta_banks) and listed["data"]
+    assert memories["total"] == 1
+    assert all(m["content"] == "beta fact" for m in memories["data"])
