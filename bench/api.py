@@ -27,6 +27,15 @@ a cursor into the middle of the long thread, the short thread's first page), and
 baseline, the whole-thread load the route did before (`ops.entries.load`, then a slice).
 Median and p95 per arm. Target: the long thread's page within 1.5x of the short one's.
 
+`python bench/api.py --user-pages [--long 5000] [--short 20] [--repeat 30]` measures a page
+of 20 of a user's long-term memories the same way (`GET /users/{id}/memories`'s call,
+`ops.agents.memory_page`): a user with `--long` memories vs one with `--short`, and as the
+baseline the route's old way (`ops.agents.list_memories`, every memory of the user, then a
+slice). Target: the long user's page within 1.5x of the short one's.
+
+`python bench/api.py --rate-store [--takes 2000]` measures where the rate limits' buckets can
+live (issue 21; `bench/api_rates.py`): in process, a shared SQLite file, a LanceDB table.
+
 `python bench/api.py --noisy [--writers 4] [--entry-kb 100] [--reads 40] [--noisy-rounds 3]`
 measures a noisy neighbour instead (issue 21; `bench/api_noisy.py`): one account's read p95
 while another writes large entries at full speed, against the same reads idle.
@@ -231,12 +240,85 @@ def thread_pages(long: int, short: int, repeat: int) -> None:
     )
 
 
+def _interleaved(arms: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
+    """Time each arm `repeat` times, interleaved (the order reversed every other round)."""
+    for work in arms.values():  # warm up: open the table, page the files in
+        work()
+    samples: dict[str, list[float]] = {name: [] for name in arms}
+    for round_ in range(repeat):
+        names = list(arms) if round_ % 2 == 0 else list(reversed(arms))
+        for name in names:
+            samples[name].append(_timed(arms[name]))
+    result = {name: _summary(values) for name, values in samples.items()}
+    for name, figures in result.items():
+        print(f"{name:12s} p50 {figures['p50_ms']:8.1f} ms   p95 {figures['p95_ms']:8.1f} ms")
+    return result
+
+
+def user_pages(long: int, short: int, repeat: int) -> None:
+    """Print a page of 20 of a user with `long` memories vs one with `short` (and the old
+    whole-list read of each), then a JSON line of the figures."""
+    from memory.agents import longterm
+    from memory.ops import agents
+    from memory.testing import hashing_embedder
+
+    folder = tempfile.mkdtemp(prefix="membank-bench-memories-")
+    ctx = Context(
+        store=LanceStore(str(Path(folder) / "db")), account=ACCOUNT, embedder=hashing_embedder
+    )
+    bank = longterm.memory_bank(ctx, create=True)
+    assert bank is not None
+    for user, count in (("long", long), ("short", short)):
+        for start in range(0, count, 1000):
+            batch = [
+                longterm.memory_entry(user, f"fact {n}: prefers the {WORDS[n % len(WORDS)]}")
+                for n in range(start, min(count, start + 1000))
+            ]
+            entries.write(ctx, bank, batch)
+    middle = agents.memory_page(ctx, agents.MemoryPageRequest(user="long", offset=long // 2))
+    cursor = middle.next_cursor
+    arms: dict[str, Callable[[], object]] = {
+        "page_long": lambda: agents.memory_page(
+            ctx, agents.MemoryPageRequest(user="long", limit=20, cursor=cursor)
+        ),
+        "page_short": lambda: agents.memory_page(
+            ctx, agents.MemoryPageRequest(user="short", limit=20)
+        ),
+        "whole_long": lambda: agents.list_memories(
+            ctx, agents.ListMemoriesRequest(user="long")
+        ).memories[long // 2 : long // 2 + 20],
+        "whole_short": lambda: agents.list_memories(
+            ctx, agents.ListMemoriesRequest(user="short")
+        ).memories[:20],
+    }
+    result = _interleaved(arms, repeat)
+    ratio = result["page_long"]["p50_ms"] / result["page_short"]["p50_ms"]
+    before = result["whole_long"]["p50_ms"] / result["whole_short"]["p50_ms"]
+    print(f"page of 20, user of {long} memories / of {short}: {ratio:.2f}x (target <= 1.5x)")
+    print(f"before (every memory of the user read per page): {before:.2f}x")
+    print(
+        json.dumps(
+            {
+                **result,
+                "page_ratio": ratio,
+                "whole_list_ratio": before,
+                "long": long,
+                "short": short,
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    )
+
+
 def main() -> None:
     from bench import api_noisy
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--thread-pages", action="store_true", help="measure thread pages only")
     parser.add_argument("--noisy", action="store_true", help="measure a noisy neighbour only")
+    parser.add_argument("--user-pages", action="store_true", help="measure memory pages only")
+    parser.add_argument("--rate-store", action="store_true", help="rate bucket stores only")
+    parser.add_argument("--takes", type=int, default=2000, help="tokens taken per store")
     parser.add_argument("--long", type=int, default=5000)
     parser.add_argument("--short", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=30)
@@ -249,6 +331,11 @@ def main() -> None:
     parser.add_argument("--workers", action="store_true", help="1 vs 2 API workers only")
     parser.add_argument("--clients", type=int, default=8, help="clients of --workers")
     args = parser.parse_args()
+    if args.rate_store:
+        from bench import api_rates
+
+        api_rates.run(args.takes)
+        return
     if args.noisy:
         api_noisy.run(args.writers, args.entry_kb, args.reads, args.noisy_rounds)
         return
@@ -259,6 +346,9 @@ def main() -> None:
         return
     if args.thread_pages:
         thread_pages(args.long, args.short, args.repeat)
+        return
+    if args.user_pages:
+        user_pages(args.long, args.short, args.repeat)
         return
     folder = tempfile.mkdtemp(prefix="membank-bench-api-")
     data = str(Path(folder) / "db")

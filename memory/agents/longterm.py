@@ -16,6 +16,7 @@ memory of the user, whichever agent saved it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory import banks, entries
@@ -45,6 +46,7 @@ from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
 from memory.search import best_per_entry
 from memory.types.entry_filter import EntryFilter
+from memory.types.pages import PageAfter
 from memory.validation import check_text
 
 if TYPE_CHECKING:
@@ -200,6 +202,39 @@ def memories(ctx: Context, *, user: str, agent: str | None = None) -> list[Memor
     if bank is None:
         return []
     return [as_memory(entry) for entry in rows(ctx, bank, visible(user, agent))]
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """One page of a user's memories, oldest first, with the total and the next page's start."""
+
+    memories: list[Memory]
+    total: int
+    next_after: PageAfter | None
+    """Where the next page starts (None: this is the last page)."""
+
+
+def memory_page(
+    ctx: Context,
+    *,
+    user: str,
+    agent: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+    after: PageAfter | None = None,
+) -> MemoryPage:
+    """Return `limit` memories of `user` that `agent` may see, oldest first, after `after` (a
+    cursor) or from `offset`; read in storage at the cost of the page, not of the user's
+    every memory (`LanceStore.entry_page`)."""
+    check_user(user)
+    check_agent(agent)
+    bank = memory_bank(ctx)
+    if bank is None:
+        return MemoryPage([], 0, None)
+    found = ctx.store.entry_page(
+        bank.id, visible(user, agent), limit=limit, offset=offset, after=after
+    )
+    return MemoryPage([as_memory(entry) for entry in found.entries], found.total, found.next_after)
 
 
 def forget(ctx: Context, *, user: str, memory_id: str, agent: str | None = None) -> Memory:

@@ -29,6 +29,7 @@ from memory.api import deps, errors, openapi
 from memory.api.audit import Audit
 from memory.api.idempotency import Idempotency, IdempotencyRows
 from memory.api.middleware import Guard
+from memory.api.rate_store import SharedBuckets, rate_file
 from memory.api.ratelimit import RateLimits
 from memory.api.routes import assistant, banks, entries, exports, jobs, layers, work
 from memory.api.routes import audit as audit_routes
@@ -46,7 +47,8 @@ Memory banks for LLM agents. Authenticate with an `X-API-Key` header (`membank k
 --account A`); every read and write is scoped to the key's account, and a bank of another
 account is a 404. Send `Seclai-Version: 2026-08-03` for the current behaviour (type-aware
 retention defaults, `max_age_days` rejected); without it requests get the legacy behaviour.
-Errors are `{"error": {"code", "message"}}`. Lists take `limit` and `offset`. Long work
+Errors are `{"error": {"code", "message"}}`. Lists take `limit` and `offset`, or `cursor`
+(the `next_cursor` of the page before). Long work
 (exports, compaction, test compaction) answers 202 with a job to poll at its `status_url`.
 """
 
@@ -84,6 +86,10 @@ def create_app(
     owned = exports_dir is None
     state = ApiState.open(base, exports_dir=folder, keys=keys, limits=chosen)
     pool = writes or WritePool()
+    buckets = None
+    if chosen.rate_limit > 0:
+        where = rate_file(base.store.location)
+        buckets = SharedBuckets(where, chosen.rate_limit, float(chosen.rate_window))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -95,6 +101,8 @@ def create_app(
             finally:
                 pool.close()
                 state.close()
+                if buckets is not None:
+                    buckets.close()
                 if owned:
                     shutil.rmtree(folder, ignore_errors=True)
 
@@ -127,13 +135,8 @@ def create_app(
     # --- mounts (the MCP server) go here: `mounts=` of create_app ---
     for path, asgi in mounts:
         app.mount(path, asgi)
-    if chosen.rate_limit > 0:
-        app.add_middleware(
-            RateLimits,
-            key_of=state.key_for,
-            limit=chosen.rate_limit,
-            window=chosen.rate_window,
-        )
+    if buckets is not None:
+        app.add_middleware(RateLimits, key_of=state.key_for, buckets=buckets)
     app.add_middleware(Audit, rows=cast(AuditRows, base.store), now=base.clock.now)
     app.add_middleware(
         Idempotency,

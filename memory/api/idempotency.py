@@ -7,9 +7,10 @@ The first answer is kept in storage (`memory.store.idempotency`) for `hold` (24 
 default), scoped to the key's account and the endpoint (method and path): another account's
 same key, or the same key on another endpoint, is another request. Only
 a success (2xx) is kept; an error leaves nothing, so a retry runs again. The same key with
-another request (query or body) is a 422. A key held by a request still
-running in another process is a 409 with `Retry-After`. A successful deletion drops the
-account's kept answers that name what it deleted, so no copy of a forgotten entry stays.
+another request (query, body, `If-Match` or `Seclai-Version`) is a 422. A key held by a
+request still running in another process is a 409 with `Retry-After`. A successful deletion
+drops the account's kept answers that name what it deleted, so no copy of a forgotten entry
+stays.
 """
 
 from __future__ import annotations
@@ -154,8 +155,8 @@ class Idempotency:
                 send,
                 422,
                 "invalid_request",
-                f"this {HEADER} was sent with another request (query or body): "
-                "use a new key for a new request",
+                f"this {HEADER} was sent with another request (query, body, If-Match or "
+                "Seclai-Version): use a new key for a new request",
             )
             return
         if found["state"] != "done":
@@ -269,12 +270,21 @@ def _aware(value: datetime) -> datetime:
     return as_utc(value)
 
 
+FINGERPRINT_HEADERS = (b"if-match", b"seclai-version")
+"""Headers that change what a request does: the same key with another of them is another
+request (a replay would answer a condition or a version the client did not send)."""
+
+
 def _fingerprint(scope: Scope, body: bytes) -> str:
     digest = hashlib.sha256()
     for part in (scope["method"], scope.get("path", ""), scope.get("query_string", b"")):
         digest.update(part if isinstance(part, bytes) else str(part).encode())
         digest.update(b"\x00")
     digest.update(body)
+    sent = sorted((n.lower(), v) for n, v in scope.get("headers", []))
+    for name, value in sent:  # none of them: the digest is as it was before they counted
+        if name in FINGERPRINT_HEADERS:
+            digest.update(b"\x00" + name + b":" + value)
     return digest.hexdigest()
 
 

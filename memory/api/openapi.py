@@ -10,7 +10,15 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from memory.types.fields import MAX_RETENTION_DAYS, MAX_THRESHOLD
+from memory.agents.memories import MAX_ID_LENGTH
+from memory.types.fields import (
+    MAX_KEY_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_RETENTION_DAYS,
+    MAX_SPEAKER_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_THRESHOLD,
+)
 
 CHANGES = ("post", "put", "patch", "delete")
 PUBLIC = ("/openapi.json", "/docs", "/redoc")
@@ -42,8 +50,18 @@ IF_MATCH = {
     "schema": {"type": "string", "maxLength": 200},
 }
 _BANK = {"bank_id": "$response.body#/id"}
-_JOB = {"GetJob": ("get_job_jobs__job_id__get", {"job_id": "$response.body#/id"})}
-LINKS = {
+_EXPORT_BODY = {"resource_type": "memory_bank", "resource_id": "$response.body#/id"}
+"""The export of the bank just made (merged into a generated body: format, filters)."""
+Link = tuple[str, dict[str, str]] | tuple[str, dict[str, str], dict[str, str]]
+"""A link: the target's operation id, its parameters[, the request body to merge]."""
+_NEXT_ENTRY = {
+    "key": "$response.body#/key",
+    "speaker": "$response.body#/speaker",
+    "role": "$response.body#/role",
+}
+"""The same partition, speaker and role (null on a general bank, as it must be)."""
+_JOB: dict[str, Link] = {"GetJob": ("get_job_jobs__job_id__get", {"job_id": "$response.body#/id"})}
+LINKS: dict[tuple[str, str], dict[str, Link]] = {
     ("/memory_banks", "post"): {
         "GetBank": ("get_bank_memory_banks__bank_id__get", _BANK),
         "UpdateBank": ("update_bank_memory_banks__bank_id__put", _BANK),
@@ -54,6 +72,11 @@ LINKS = {
         "CompactNow": ("compact_now_memory_banks__bank_id__compact_post", _BANK),
         "DeleteSource": ("delete_source_memory_banks__bank_id__source_delete", _BANK),
         "DeleteBank": ("delete_bank_memory_banks__bank_id__delete", _BANK),
+        "ExportBank": (
+            "create_export_authenticated_resource_exports_post",
+            {},
+            _EXPORT_BODY,
+        ),
     },
     ("/memory_banks/{bank_id}/entries", "post"): {
         "GetEntry": (
@@ -68,12 +91,27 @@ LINKS = {
             "forget_entry_memory_banks__bank_id__entries__entry_id__delete",
             {"bank_id": "$response.body#/bank_id", "entry_id": "$response.body#/id"},
         ),
+        "WriteNext": (  # the next entry of the thread (a compaction test needs 2 or more)
+            "write_entry_memory_banks__bank_id__entries_post",
+            {"bank_id": "$response.body#/bank_id"},
+            _NEXT_ENTRY,
+        ),
+        "TestCompaction": (  # the partition just written to: an empty one is a 400 at once
+            "test_compaction_memory_banks__bank_id__test_compaction_post",
+            {"bank_id": "$response.body#/bank_id"},
+            {"key": "$response.body#/key"},
+        ),
     },
     ("/users/{user_id}/memories", "post"): {
         "ListMemories": (
             "list_memories_users__user_id__memories_get",
             {"user_id": "$request.path.user_id"},
         ),
+        "RecallMemories": (
+            "recall_users__user_id__memories_recall_post",
+            {"user_id": "$request.path.user_id"},
+        ),
+        "WipeUser": ("wipe_user_users__user_id__delete", {"user_id": "$request.path.user_id"}),
         "ForgetMemory": (
             "forget_users__user_id__memories__memory_id__delete",
             {"user_id": "$request.path.user_id", "memory_id": "$response.body#/id"},
@@ -101,7 +139,7 @@ LINKS = {
     },
 }
 """(path, method) of a create (201) or a job start (202): links named to the operation ids
-of reads and changes of what it made."""
+of reads and changes of what it made, each (operation id, parameters[, request body])."""
 
 
 def install(app: FastAPI) -> None:
@@ -137,14 +175,76 @@ def _ranges() -> dict[str, dict[str, Any]]:
     }
 
 
+_ONE_LINE = "[^\\u0000-\\u001f\\u007f-\\u009f]"
+"""A character a one-line label may hold (no C0 or C1 control character)."""
+_SOLID = "[^\\s\\u0000-\\u001f\\u007f-\\u009f]"
+
+
+def _label(limit: int) -> dict[str, Any]:
+    """Return the schema of a one-line label (`memory.types.fields.check_label`): 1-`limit`
+    characters, not blank, no control character."""
+    pattern = f"^{_ONE_LINE}*{_SOLID}{_ONE_LINE}*$"
+    return {"type": "string", "minLength": 1, "maxLength": limit, "pattern": pattern}
+
+
+_TEXT = {"type": "string", "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"}
+"""Text that is not blank and holds no NUL (entry content, a compaction prompt)."""
+
+
+def _fields() -> dict[str, dict[str, dict[str, Any]]]:
+    """Return, per request schema, the documented rules of fields that pydantic's schema
+    leaves out (validators check them): the stateful phase then makes banks and entries
+    it can follow links of, instead of 400s."""
+    threshold = {"type": "integer", "minimum": 0, "maximum": MAX_THRESHOLD}
+    retired = {
+        "type": "integer",
+        "enum": [0],
+        "description": "retired: 0 clears it (a legacy API version accepts any number, with "
+        "no effect)",
+    }
+    bank = {**_ranges(), "name": _label(MAX_NAME_LENGTH), "max_age_days": retired}
+    return {
+        "BankCreate": bank,
+        "BankUpdate": bank,
+        "EntryWrite": {
+            "key": _label(MAX_KEY_LENGTH),
+            "content": _TEXT,
+            "speaker": _label(MAX_SPEAKER_LENGTH),
+            "role": _label(MAX_SPEAKER_LENGTH),
+            "tags": {"type": "array", "items": _label(MAX_TAG_LENGTH)},
+        },
+        "EndConversation": {"agent": _label(MAX_ID_LENGTH), "conversation": _label(MAX_KEY_LENGTH)},
+        "RememberRequest": {"content": _TEXT, "agent": _label(MAX_ID_LENGTH)},
+        "RecallRequest": {"query": _TEXT, "agent": _label(MAX_ID_LENGTH)},
+        "TestCompactionRequest": {
+            "compaction_prompt": _TEXT,
+            "key": _label(MAX_KEY_LENGTH),
+            "max_tokens": threshold,
+            "max_turns": threshold,
+        },
+    }
+
+
+TYPE_OR_TEMPLATE = [
+    {"required": ["type"], "properties": {"type": {"type": "string"}}},
+    {"required": ["template"], "properties": {"template": {"type": "string"}}},
+]
+"""A bank create names its type, or a template that does."""
+
+
 def _document_bank_rules(schema: dict[str, Any]) -> None:
     components = schema.get("components", {}).get("schemas", {})
-    rules = _ranges()
-    for name in ("BankCreate", "BankUpdate"):
+    if "BankCreate" in components:
+        components["BankCreate"]["anyOf"] = TYPE_OR_TEMPLATE
+    for name, rules in _fields().items():
         fields = components.get(name, {}).get("properties", {})
         for field, rule in rules.items():
-            if field in fields and "anyOf" in fields[field]:
+            if field not in fields:
+                continue
+            if "anyOf" in fields[field]:
                 fields[field]["anyOf"] = [rule, {"type": "null"}]
+            else:
+                fields[field].update(rule)
 
 
 def _add(schema: dict[str, Any]) -> None:
@@ -181,10 +281,17 @@ def _add(schema: dict[str, Any]) -> None:
             created = responses.get("201") or responses.get("202")
             if created is not None and links:
                 created["links"] = {
-                    name: {"operationId": target, "parameters": parameters}
-                    for name, (target, parameters) in links.items()
-                    if target in operation_ids
+                    name: _link(*link) for name, link in links.items() if link[0] in operation_ids
                 }
+
+
+def _link(
+    target: str, parameters: dict[str, str], body: dict[str, str] | None = None
+) -> dict[str, Any]:
+    found: dict[str, Any] = {"operationId": target, "parameters": parameters}
+    if body is not None:
+        found["requestBody"] = body
+    return found
 
 
 def _error(description: str) -> dict[str, Any]:

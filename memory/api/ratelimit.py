@@ -4,15 +4,15 @@
 IETF draft's fields: `RateLimit-Policy: L;w=W`, `RateLimit-Limit`, `RateLimit-Remaining`,
 `RateLimit-Reset` (seconds until the bucket is full again).
 
-Off by default (`MEMBANK_API_RATE_LIMIT=0`). Buckets live in the server process: each
-process of a multi-process deployment counts its own requests.
+Off by default (`MEMBANK_API_RATE_LIMIT=0`). The buckets are in a SQLite file every API
+process of the machine shares (`memory.api.rate_store`): beside local storage the limit
+holds across all processes over it; on object storage, across the processes of one machine.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-import time
+import sqlite3
 from collections.abc import Callable
 
 import anyio
@@ -20,44 +20,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory.accounts import ApiKey
 from memory.api.middleware import answer
-
-
-class Buckets:
-    """Token buckets by key id (thread-safe)."""
-
-    def __init__(self, limit: int, window: float, now: Callable[[], float] = time.monotonic):
-        self.limit = limit
-        self.rate = limit / window
-        self.now = now
-        self._state: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, key_id: str) -> tuple[bool, int, float]:
-        """Take one token of `key_id`'s bucket; returns (allowed, remaining, seconds until a
-        token is back when refused, or until the bucket is full when allowed)."""
-        with self._lock:
-            moment = self.now()
-            tokens, last = self._state.get(key_id, (float(self.limit), moment))
-            tokens = min(float(self.limit), tokens + (moment - last) * self.rate)
-            allowed = tokens >= 1.0
-            if allowed:
-                tokens -= 1.0
-            self._state[key_id] = (tokens, moment)
-            if len(self._state) > 100_000:  # forget the idlest half of the buckets
-                for old in sorted(self._state, key=lambda k: self._state[k][1])[:50_000]:
-                    del self._state[old]
-        wait = (1.0 - tokens) / self.rate if not allowed else (self.limit - tokens) / self.rate
-        return allowed, int(tokens), wait
+from memory.api.rate_store import SharedBuckets
 
 
 class RateLimits:
-    """ASGI middleware applying `Buckets` to each request's API key.
+    """ASGI middleware applying the shared token buckets to each request's API key.
 
     Args:
         app: the application.
         key_of: returns the record of an API key (None: not valid: the app answers 401).
-        limit: requests per window and key.
-        window: the window, in seconds.
+        buckets: the buckets (their limit and window are the policy).
     """
 
     def __init__(
@@ -65,24 +37,33 @@ class RateLimits:
         app: ASGIApp,
         *,
         key_of: Callable[[str | None], ApiKey | None],
-        limit: int,
-        window: int,
+        buckets: SharedBuckets,
     ) -> None:
         self.app = app
         self.key_of = key_of
-        self.buckets = Buckets(limit, float(window))
-        self.policy = f"{limit};w={window}".encode()
+        self.buckets = buckets
+        self.policy = f"{buckets.limit};w={round(buckets.window)}".encode()
+
+    def _take(self, raw_key: str) -> tuple[ApiKey, tuple[bool, int, float]] | None:
+        """Return the key's record and a token taken of its bucket (None: not a valid key)."""
+        key = self.key_of(raw_key)
+        return None if key is None else (key, self.buckets.take(key.key_id))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         sent = [v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"x-api-key"]
-        key = await anyio.to_thread.run_sync(self.key_of, sent[0]) if len(sent) == 1 else None
-        if key is None:
+        try:
+            taken = await anyio.to_thread.run_sync(self._take, sent[0]) if len(sent) == 1 else None
+        except sqlite3.Error:
+            message = "the rate limits' counters cannot be read now: retry shortly"
+            await answer(send, 503, "storage_error", message, [(b"retry-after", b"1")])
+            return
+        if taken is None:
             await self.app(scope, receive, send)
             return
-        allowed, remaining, wait = self.buckets.take(key.key_id)
+        key, (allowed, remaining, wait) = taken
         headers = [
             (b"ratelimit-policy", self.policy),
             (b"ratelimit-limit", str(self.buckets.limit).encode()),
@@ -93,7 +74,7 @@ class RateLimits:
             retry = str(max(1, math.ceil(wait))).encode()
             message = (
                 f"key {key.key_id} made more than {self.buckets.limit} requests in "
-                f"{round(self.buckets.limit / self.buckets.rate)} s: retry after "
+                f"{round(self.buckets.window)} s: retry after "
                 f"{retry.decode()} s (Retry-After)"
             )
             await answer(

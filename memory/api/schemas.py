@@ -2,7 +2,8 @@
 
 Requests are `extra="forbid"`: an unknown field is a 422 naming it. Lists are pages:
 `?limit=` (1-1000, default 100) and `?offset=` (0 or more); a page says the total and
-the `next_offset` to ask for (null on the last page).
+the `next_offset` to ask for (null on the last page); lists with cursors (threads, tagged
+entries, banks, a user's memories) also give `next_cursor` to send as `?cursor=`.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ class Page(BaseModel, Generic[T]):
     next_offset: int | None
     """The offset of the next page; null on the last one."""
     next_cursor: str | None = None
-    """Where lists with cursors (a thread) continue: send it as `cursor`; null on the last
-    page (a cursor stays right while entries are written or deleted; an offset shifts)."""
+    """Where lists with cursors (threads, banks, memories) continue: send it as `cursor`;
+    null on the last page (a cursor stays right while items are added or deleted; an offset
+    shifts)."""
 
 
 def page(items: list[T], limit: int, offset: int) -> Page[T]:

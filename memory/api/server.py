@@ -5,7 +5,8 @@ store connection (`app_from_env` builds each one's app from MEMBANK_* in the env
 Keys, revocation, the bank registry and idempotent answers are in storage, so every worker
 sees the same; jobs must then be durable (`MEMBANK_JOBS=prefect`): an in-process job lives
 in one worker, and the next poll may reach another, so `serve` refuses that. Rate limits
-count per worker process (N workers allow N times MEMBANK_API_RATE_LIMIT).
+are counted in a SQLite file the workers share (`memory.api.rate_store`), so a key's limit
+holds across them.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ the limits; and the per-request Context scoped to the key's account.
 
 The job runner is this process's thread pool (`MEMBANK_JOBS=process`, the default) or
 flow runs on a Prefect server (`MEMBANK_JOBS=prefect`: jobs outlive the process and every
-API process sees them); nothing else lives only in one process but the rate limits' token
-buckets (keys, revocation, the registry and idempotent answers are in storage)."""
+API process sees them); nothing else lives only in one process (keys, revocation, the
+registry and idempotent answers are in storage; the rate limits' buckets in a SQLite file
+beside local storage, or per machine on object storage: `memory.api.rate_store`)."""
 
 from __future__ import annotations
 

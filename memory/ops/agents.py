@@ -90,6 +90,25 @@ class ListMemoriesRequest(_Request):
     agent: str | None = None
 
 
+class MemoryPageRequest(_Request):
+    """One page of the memories of `user` that `agent` may see (None: all): `limit` after
+    `cursor` (a next_cursor given out before), else from `offset`."""
+
+    user: str
+    agent: str | None = None
+    limit: int = 100
+    offset: int = 0
+    cursor: str | None = None
+
+
+class MemoryPageResult(BaseModel):
+    """A page of memories, oldest first; `next_cursor` None on the last page."""
+
+    memories: list[Memory]
+    total: int
+    next_cursor: str | None
+
+
 class MemoriesResult(BaseModel):
     """The memories, oldest first."""
 
@@ -198,6 +217,27 @@ def recall(ctx: Context, request: RecallRequest) -> RecallResult:
 def list_memories(ctx: Context, request: ListMemoriesRequest) -> MemoriesResult:
     """Return the memories the agent may see, oldest first."""
     return MemoriesResult(memories=longterm.memories(ctx, user=request.user, agent=request.agent))
+
+
+def memory_page(ctx: Context, request: MemoryPageRequest) -> MemoryPageResult:
+    """Return one page of the memories the agent may see, oldest first, read at the page's cost.
+
+    Raises:
+        InvalidInput: a bad user, agent or cursor.
+    """
+    from memory.types.pages import PageAfter
+
+    after = PageAfter.parse(request.cursor) if request.cursor is not None else None
+    found = longterm.memory_page(
+        ctx,
+        user=request.user,
+        agent=request.agent,
+        limit=request.limit,
+        offset=request.offset,
+        after=after,
+    )
+    following = found.next_after.cursor() if found.next_after is not None else None
+    return MemoryPageResult(memories=found.memories, total=found.total, next_cursor=following)
 
 
 def forget(ctx: Context, request: ForgetRequest) -> Memory:

@@ -3,14 +3,20 @@ a bank by id, until `memory.ops.entries` has it)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
+import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory import banks
-from memory.errors import InvalidInput
+from memory.errors import Invalid, InvalidInput
 from memory.models import Bank, BankCreate, BankType, BankUpdate, Entry
 from memory.types.api_version import CURRENT_API_VERSION, LEGACY_API_VERSION, ApiVersion
+from memory.types.fields import as_utc
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -20,6 +26,8 @@ __all__ = [
     "CURRENT_API_VERSION",
     "LEGACY_API_VERSION",
     "ApiVersion",
+    "BankPage",
+    "BankPageRequest",
     "CreateBank",
     "StatsRequest",
     "StatsResult",
@@ -80,6 +88,72 @@ def get(ctx: Context, ref: str) -> Bank:
 def list_banks(ctx: Context, bank_type: BankType | None = None) -> list[Bank]:
     """Return the account's banks (optionally of one type), oldest first."""
     return banks.list_banks(ctx, bank_type)
+
+
+@dataclass(frozen=True)
+class BankPageRequest:
+    """One page of the account's banks, oldest first: `limit` after `cursor` (a next_cursor
+    given out before), else from `offset`; only banks of `type` and, when `only` is given,
+    those ids (a key limited to some banks)."""
+
+    type: BankType | None = None
+    limit: int = 100
+    offset: int = 0
+    cursor: str | None = None
+    only: Collection[str] | None = None
+
+
+@dataclass(frozen=True)
+class BankPage:
+    """A page of banks, the total listed, and where the next page starts (None: the last)."""
+
+    banks: list[Bank]
+    total: int
+    next_cursor: str | None
+
+
+def bank_page(ctx: Context, request: BankPageRequest) -> BankPage:
+    """Return one page of the account's banks, oldest first (by creation time, then name).
+
+    A cursor names the last bank shown (its creation time and name), so the page after it
+    stays right while banks are created (they come last) or deleted; an offset shifts.
+
+    Raises:
+        Invalid: a cursor this API did not give out.
+    """
+    found = banks.list_banks(ctx, request.type)
+    if request.only is not None:
+        found = [bank for bank in found if bank.id in request.only]
+    start = request.offset
+    if request.cursor is not None:
+        start = bisect.bisect_right([_position(bank) for bank in found], _parse(request.cursor))
+    shown = found[start : start + request.limit]
+    more = start + len(shown) < len(found)
+    following = _cursor(shown[-1]) if shown and more else None
+    return BankPage(banks=shown, total=len(found), next_cursor=following)
+
+
+def _position(bank: Bank) -> tuple[datetime, str]:
+    return (as_utc(bank.created_at), bank.name)
+
+
+def _cursor(bank: Bank) -> str:
+    data = json.dumps([as_utc(bank.created_at).isoformat(), bank.name]).encode()
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _parse(cursor: str) -> tuple[datetime, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        when, name = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        moment = datetime.fromisoformat(when)
+        if moment.tzinfo is None or not isinstance(name, str):
+            raise ValueError(cursor)
+        return (as_utc(moment), name)
+    except (ValueError, TypeError, UnicodeError, binascii.Error):
+        raise Invalid(
+            "cursor is not one this API gave out: send the next_cursor of the page before"
+        ) from None
 
 
 def delete(ctx: Context, ref: str) -> Bank:

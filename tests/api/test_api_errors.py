@@ -3,9 +3,13 @@ and never leak internals; every response carries an X-Request-ID."""
 
 from __future__ import annotations
 
+import re
+
 from api_support import Api
 
 from memory import banks
+from memory.errors import Invalid
+from memory.types.fields import check_label
 
 
 def _error(response) -> dict:  # type: ignore[no-untyped-def, type-arg]
@@ -146,3 +150,26 @@ def test_openapi_links_a_create_to_its_reads_and_a_job_start_to_its_job(api: Api
     # the validated ranges are in the document, so generated requests can be valid
     mode = spec["components"]["schemas"]["BankCreate"]["properties"]["mode"]["anyOf"][0]
     assert "balanced" in mode["enum"]
+
+
+def test_openapi_states_the_label_and_text_rules_the_validators_check(api: Api) -> None:
+    """The documented patterns of names, keys and text accept what the API accepts (so the
+    stateful phase makes banks and entries it can follow links of), and refuse the rest."""
+    with api.as_acme() as http:
+        spec = http.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    name = schemas["BankCreate"]["properties"]["name"]
+    content = schemas["EntryWrite"]["properties"]["content"]
+    samples = ["ok", "a b", "名前 7", "", " ", "\t", "a\tb", "x\x85", "\x00x", "line\n", " x "]
+    for sample in samples:
+        try:
+            check_label("name", sample, name["maxLength"])
+            valid = True
+        except Invalid:
+            valid = False
+        assert bool(re.fullmatch(name["pattern"], sample)) == valid, repr(sample)
+        blank_or_nul = not sample.strip() or "\x00" in sample
+        assert bool(re.fullmatch(content["pattern"], sample)) != blank_or_nul, repr(sample)
+    assert schemas["BankCreate"]["anyOf"][0]["required"] == ["type"]
+    created = spec["paths"]["/memory_banks"]["post"]["responses"]["201"]["links"]
+    assert created["ExportBank"]["requestBody"]["resource_id"] == "$response.body#/id"

@@ -173,3 +173,21 @@ def test_a_user_wipe_leaves_no_kept_answer_of_the_user(api: Api) -> None:
         assert http.delete("/users/dana-smith").status_code < 300
     kept = api.base.store.idempotency_rows("acme")  # type: ignore[attr-defined]
     assert not [r for r in kept if b"oolong" in (r["body"] or b"")]
+
+
+def test_the_same_key_with_another_if_match_is_another_request(api: Api) -> None:
+    """A replay must not answer a condition the client did not send: a delete kept under a key
+    is not replayed to the same key with another If-Match (422), and nothing runs."""
+    with api.as_acme() as http:
+        made = http.post("/memory_banks", json={"name": "g", "type": "general"})
+        bank, etag = made.json()["id"], made.headers["ETag"]
+        path = f"/memory_banks/{bank}"
+        first = http.delete(path, headers={"Idempotency-Key": "d-1", "If-Match": etag})
+        again = http.delete(path, headers={"Idempotency-Key": "d-1", "If-Match": etag})
+        other = http.delete(path, headers={"Idempotency-Key": "d-1", "If-Match": "0" * 201})
+        versioned = http.delete(
+            path, headers={"Idempotency-Key": "d-1", "Seclai-Version": "2026-01-01"}
+        )
+    assert first.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert other.status_code == 422 and "If-Match" in other.json()["error"]["message"]
+    assert versioned.status_code == 422

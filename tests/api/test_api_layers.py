@@ -92,7 +92,12 @@ def test_config_assistant_proposes_then_accept_applies_exactly_it(api: Api) -> N
             json={"proposal": general},
         )
         empty = http.post("/memory_banks/generate_memory_bank_config", json={"description": ""})
+        coerced = http.post(
+            f"/memory_banks/{bank}/generate_memory_bank_config/accept",
+            json={"proposal": {**for_bank, "offline": 0}},
+        )
     assert proposal["rationale"] and proposal["offline"] is True
+    assert coerced.status_code == 422 and "offline" in coerced.json()["error"]["message"]
     assert accepted.status_code == 200
     stored = banks.get(ctx, bank)
     assert (stored.compaction_prompt, stored.max_turns, stored.retention_days) == (

@@ -20,6 +20,7 @@ from memory.api.mcp.inputs import (
     StatsInput,
     UpdateBank,
 )
+from memory.api.routes.banks import bank_page
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
 from memory.context import Context
 from memory.models import Bank
@@ -28,8 +29,12 @@ from memory.stats import Stats
 
 
 def list_memory_banks(ctx: Context, args: ListBanks) -> Page[Bank]:
-    """List your memory banks, oldest first (optionally only conversation or general ones)."""
-    return page(banks.list_banks(ctx, args.type), args.limit, args.offset)
+    """List your memory banks, oldest first (optionally only conversation or general ones), a
+    page at a time (follow next_cursor)."""
+    request = banks.BankPageRequest(
+        type=args.type, limit=args.limit, offset=args.offset, cursor=args.cursor
+    )
+    return bank_page(ctx, request)
 
 
 def list_memory_bank_templates(ctx: Context, args: Paged) -> Page[TemplateOut]:

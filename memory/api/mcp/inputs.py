@@ -35,6 +35,9 @@ class ListBanks(Paged):
     """Which banks to list."""
 
     type: BankType | None = Field(None, description="Only banks of this type.")
+    cursor: str | None = Field(
+        None, max_length=200, description="next_cursor of the page before (instead of offset)."
+    )
 
 
 class BankRef(ToolInput):

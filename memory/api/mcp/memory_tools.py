@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field, StrictStr
 from memory.agents.memories import Memory, RecalledMemory
 from memory.agents.tools import ForgetArgs, RecallArgs, RememberArgs
 from memory.api.mcp.tooling import ToolInput
-from memory.api.schemas import MAX_PAGE, Page, page
+from memory.api.routes.layers import memory_page
+from memory.api.schemas import MAX_PAGE, Page
 from memory.context import Context
 from memory.ops import agents
 
@@ -49,6 +50,9 @@ class UserMemories(Whose):
 
     limit: int = Field(100, ge=1, le=MAX_PAGE, description="Page size, 1-1000.")
     offset: int = Field(0, ge=0, le=2**31 - 1, description="Items to skip (next_offset).")
+    cursor: str | None = Field(
+        None, max_length=200, description="next_cursor of the page before (instead of offset)."
+    )
 
 
 class Recalled(BaseModel):
@@ -78,9 +82,9 @@ def memory_recall(ctx: Context, args: Recall) -> Recalled:
 
 
 def list_user_memories(ctx: Context, args: UserMemories) -> Page[Memory]:
-    """List every memory of a user the agent may see (omit agent: all), oldest first."""
-    found = agents.list_memories(ctx, agents.ListMemoriesRequest(user=args.user, agent=args.agent))
-    return page(found.memories, args.limit, args.offset)
+    """List every memory of a user the agent may see (omit agent: all), oldest first, a page
+    at a time (follow next_cursor)."""
+    return memory_page(ctx, args.user, args.agent, args.limit, args.offset, args.cursor)
 
 
 def memory_forget(ctx: Context, args: Forget) -> Memory:

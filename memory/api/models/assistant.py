@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
 
 from memory.api.schemas import Request
 from memory.assistant import Proposal
@@ -24,7 +26,13 @@ class ConfigForBank(Request):
     description: str
 
 
+def _exactly(value: Any) -> Any:
+    """Validate a sent proposal strictly: it is one this API returned, so `0` is not
+    `false` and `"5"` is not 5 (the lax defaults would store a coerced copy)."""
+    return Proposal.model_validate(value, strict=True) if isinstance(value, dict) else value
+
+
 class AcceptRequest(Request):
     """The proposal to apply, as `generate_memory_bank_config` returned it."""
 
-    proposal: Proposal
+    proposal: Annotated[Proposal, BeforeValidator(_exactly)]

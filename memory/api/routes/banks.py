@@ -10,8 +10,9 @@ from memory import config
 from memory.agents import registry as agents
 from memory.api.deps import Ctx, Key, Version
 from memory.api.etags import ETAG_RESPONSES, IF_MATCH_RESPONSES, check_if_match, tagged
-from memory.api.routes.common import IsoTime, Limit, Offset
+from memory.api.routes.common import Cursor, IsoTime, Limit, Offset
 from memory.api.schemas import AgentRef, Deleted, Page, SourceReset, TemplateOut, page
+from memory.context import Context
 from memory.models import Bank, BankCreate, BankType, BankUpdate
 from memory.ops import banks
 from memory.stats import Stats
@@ -29,13 +30,28 @@ def list_banks(
     type: Annotated[BankType | None, Query(description="only this type")] = None,  # noqa: A002
     limit: Limit = 100,
     offset: Offset = 0,
+    cursor: Cursor = None,
 ) -> Page[Bank]:
     """The account's banks, oldest first (`?type=conversation` or `?type=general`); a key
-    limited to some banks sees only those."""
-    found = banks.list_banks(ctx, type)
-    if key.banks is not None:
-        found = [bank for bank in found if bank.id in key.banks]
-    return page(found, limit, offset)
+    limited to some banks sees only those. Follow `next_cursor` (or `next_offset`)."""
+    request = banks.BankPageRequest(
+        type=type, limit=limit, offset=offset, cursor=cursor, only=key.banks
+    )
+    return bank_page(ctx, request)
+
+
+def bank_page(ctx: Context, request: banks.BankPageRequest) -> Page[Bank]:
+    """Return a page of banks as the REST API and the MCP tool show it."""
+    found = banks.bank_page(ctx, request)
+    more = found.next_cursor is not None
+    return Page[Bank](
+        data=found.banks,
+        total=found.total,
+        limit=request.limit,
+        offset=request.offset,
+        next_offset=request.offset + len(found.banks) if more and request.cursor is None else None,
+        next_cursor=found.next_cursor,
+    )
 
 
 @router.get("/templates", summary="List templates")

@@ -26,5 +26,9 @@ IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
 
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="page size, 1-1000")]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="items to skip")]
+Cursor = Annotated[
+    str | None,
+    Query(max_length=200, description="next_cursor of the page before (instead of offset)"),
+]
 
-__all__ = ["IsoTime", "Limit", "Offset"]
+__all__ = ["Cursor", "IsoTime", "Limit", "Offset"]

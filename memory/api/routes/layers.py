@@ -12,9 +12,10 @@ from memory.agents.session import SessionMergeRequest, SessionSummary
 from memory.agents.wipe import WipeReceipt
 from memory.api.deps import Ctx, State
 from memory.api.models.layers import EndConversation, Recalled, RecallRequest, RememberRequest
-from memory.api.routes.common import Limit, Offset
+from memory.api.routes.common import Cursor, Limit, Offset
 from memory.api.routes.work import start
-from memory.api.schemas import Job, Page, page
+from memory.api.schemas import Job, Page
+from memory.context import Context
 from memory.ops import agents
 
 router = APIRouter(prefix="/users/{user_id}", tags=["memory layers"])
@@ -45,11 +46,35 @@ def recall(ctx: Ctx, user_id: User, body: RecallRequest) -> Recalled:
 
 @router.get("/memories", summary="List a user's memories")
 def list_memories(
-    ctx: Ctx, user_id: User, agent: Agent = None, limit: Limit = 100, offset: Offset = 0
+    ctx: Ctx,
+    user_id: User,
+    agent: Agent = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+    cursor: Cursor = None,
 ) -> Page[Memory]:
-    """Every memory of the user the agent may see, oldest first."""
-    found = agents.list_memories(ctx, agents.ListMemoriesRequest(user=user_id, agent=agent))
-    return page(found.memories, limit, offset)
+    """Every memory of the user the agent may see, oldest first, a page at a time (each page
+    read at its own cost, however many memories the user has); follow `next_cursor`."""
+    return memory_page(ctx, user_id, agent, limit, offset, cursor)
+
+
+def memory_page(
+    ctx: Context, user: str, agent: str | None, limit: int, offset: int, cursor: str | None
+) -> Page[Memory]:
+    """Return a page of a user's memories as the REST API and the MCP tool show it."""
+    request = agents.MemoryPageRequest(
+        user=user, agent=agent, limit=limit, offset=offset, cursor=cursor
+    )
+    found = agents.memory_page(ctx, request)
+    more = found.next_cursor is not None
+    return Page[Memory](
+        data=found.memories,
+        total=found.total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + len(found.memories) if more and cursor is None else None,
+        next_cursor=found.next_cursor,
+    )
 
 
 @router.delete("/memories/{memory_id}", summary="Forget (long-term memory)")
