@@ -383,7 +383,7 @@ class LanceStore(
         apart = flt is None or flt.content is None  # the carried table keeps no content
         table = self._entries(bank_id)
         if table is None:
-            return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
+            return _empty(columns)
         side = self._carried(bank_id) if method == "fts" and apart else None
         if side is not None:
             result = self._on_latest(
@@ -398,3 +398,10 @@ class LanceStore(
                 ),
             )
         return queries.with_score(result)
+
+
+def _empty(columns: Sequence[str]) -> pa.Table:
+    """Return an empty result with `columns` (`_rowid` included) for a bank with no table."""
+    schema = entries_schema(EMPTY_DIMS)
+    types = {name: schema.field(name).type for name in schema.names} | {"_rowid": pa.uint64()}
+    return pa.table({name: pa.array([], types[name]) for name in columns})
