@@ -303,15 +303,14 @@ def _local_scores(
     if not ids:
         return {}
     query = np.asarray(vector, np.float32)
-    query = query / (float(np.linalg.norm(query)) or 1.0)
-    scores = {}
-    for e in ids:
-        matrix = np.asarray(chunks[e], np.float32)
-        norms = np.linalg.norm(matrix, axis=1)
-        norms[norms == 0] = 1.0
-        cosine = float(np.max(matrix @ query / norms))
-        scores[e] = (1.0 + cosine) / 2.0
-    return scores
+    query = query / (np.float32(np.linalg.norm(query)) or np.float32(1.0))
+    matrix = np.concatenate([chunks[e] for e in ids])
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    cosine = matrix @ query / norms
+    starts = np.cumsum([0] + [len(chunks[e]) for e in ids[:-1]])
+    best = np.maximum.reduceat(cosine, starts)
+    return {e: (1.0 + float(c)) / 2.0 for e, c in zip(ids, best, strict=True)}
 
 
 def _kth_score(
@@ -415,7 +414,7 @@ def _ranked(
         vector = ctx.embedder(mode).embed([query.text])[0]
     limit = max(need * OVERFETCH, fetch)
     while True:
-        rows = ctx.store.search_chunks(
+        found = ctx.store.search_chunks(
             bank.id,
             method=method,
             vector=vector,
@@ -423,30 +422,45 @@ def _ranked(
             flt=where,
             limit=limit,
             fields=fields,
-        ).to_pylist()
+        )
+        matrix = None
+        if "chunk_vector" in found.column_names:  # as one array: not a Python float each
+            matrix = _matrix(found.column("chunk_vector"))
+            found = found.drop_columns(["chunk_vector"])
+        rows = found.to_pylist()
         ranked = best_per_entry(rows)
         if method == "fts":
             ranked = carriers_after_their_turns(ranked, query.text)
         if len(rows) < limit:
-            return Half(ranked, None, _chunk_vectors(rows, ranked))
+            return Half(ranked, None, _chunk_vectors(rows, matrix, ranked))
         cut = min(float(row["_score"]) for row in rows)
         certain = [row for row in ranked if float(row["_score"]) > cut]
         if len(certain) >= need or limit >= MAX_FETCH:
-            return Half(certain, cut, _chunk_vectors(rows, certain))
+            return Half(certain, cut, _chunk_vectors(rows, matrix, certain))
         limit = min(limit * OVERFETCH, MAX_FETCH)
 
 
-def _chunk_vectors(rows: Sequence[Row], ranked: Sequence[Row]) -> dict[str, Any]:
-    """Return, for each entry of `ranked` all of whose chunks are among `rows` (with their
-    `chunk_vector`), its chunks' vectors (one row each)."""
-    if not rows or "chunk_vector" not in rows[0]:
+def _matrix(column: Any) -> Any:
+    """Return a fixed-size-list column of vectors as a 2-D float32 array (nulls as zeros)."""
+    values = column.combine_chunks()
+    width = values.type.list_size
+    if values.null_count:
+        values = values.fill_null([0.0] * width)
+    flat = np.asarray(values.flatten().to_numpy(zero_copy_only=False), np.float32)
+    return flat.reshape(len(values), width)
+
+
+def _chunk_vectors(rows: Sequence[Row], matrix: Any, ranked: Sequence[Row]) -> dict[str, Any]:
+    """Return, for each entry of `ranked` all of whose chunks are among `rows` (row i's
+    vector is `matrix[i]`), its chunks' vectors (one row each; None `matrix`: none)."""
+    if matrix is None:
         return {}
     wanted = {row["id"]: int(row.get("chunk_count") or 1) for row in ranked}
-    chunks: dict[str, dict[int, Any]] = {}
-    for row in rows:
-        if row["id"] in wanted and row["chunk_vector"] is not None:
-            chunks.setdefault(row["id"], {})[int(row["chunk"])] = row["chunk_vector"]
-    return {e: list(c.values()) for e, c in chunks.items() if len(c) == wanted[e]}
+    chunks: dict[str, dict[int, int]] = {}
+    for index, row in enumerate(rows):
+        if row["id"] in wanted:
+            chunks.setdefault(row["id"], {})[int(row["chunk"])] = index
+    return {e: matrix[list(c.values())] for e, c in chunks.items() if len(c) == wanted[e]}
 
 
 def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row]) -> list[Row]:

@@ -29,7 +29,7 @@ class EntryReads(Connection):
 
     if TYPE_CHECKING:  # provided by LanceStore
 
-        def _entries(self, bank_id: str) -> Any | None: ...
+        def _entries(self, bank_id: str, *, latest: bool = True) -> Any | None: ...
         def vector_dims(self, bank_id: str) -> int | None: ...
         def scan(
             self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
@@ -105,7 +105,7 @@ class EntryReads(Connection):
             return pa.table({f: [] for f in fields})
         columns = heads.hit_columns_of(fields)
         wanted = list(dict.fromkeys([*columns, "entry_id", heads.CHUNK]))
-        table = self._entries(bank_id)
+        table = self._entries(bank_id, latest=False)  # the row ids are of the version searched
         if table is None:
             return pa.table({f: [] for f in fields})
         row_ids = [row for _, _, row in chunks if row is not None]

@@ -105,10 +105,13 @@ class LanceStore(
         it (tests, benches); not part of the `Store` interface."""
         return self._entries(bank_id)
 
-    def _entries(self, bank_id: str) -> Any | None:
-        """Return a bank's entries table at its latest version, or None when it has none."""
+    def _entries(self, bank_id: str, *, latest: bool = True) -> Any | None:
+        """Return a bank's entries table at its latest version (`latest` False: at the
+        version this store last read, when it has it open), or None when it has none."""
         name = entries_table_name(bank_id)
         table = self._tables.get(name)
+        if table is not None and not latest:
+            return table
         if table is None:
             if self._absent():
                 return None
