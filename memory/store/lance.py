@@ -396,11 +396,28 @@ class LanceStore(
             probes = self.tuning.nprobes
             result = self._on_latest(
                 table,
-                lambda t: queries.run(
-                    t, method, vector, text, where, limit, columns, nprobes=probes
+                lambda t: queries.run_on_dataset(
+                    self._dataset(t),
+                    method,
+                    vector,
+                    text,
+                    where,
+                    limit,
+                    columns,
+                    nprobes=probes,
+                    has_positions=lambda: indices.fts_has_positions(t),
                 ),
             )
         return queries.with_score(result)
+
+    def _dataset(self, table: Any) -> Any:
+        """Return the Lance dataset of `table` at its checked-out version, opened once per
+        version (opening one costs ~4 ms, more than the query it serves)."""
+        version = table.version
+        known = self._datasets.get(table.name)
+        if known is None or known[0] is not table or known[1] != version:
+            known = self._datasets[table.name] = (table, version, table.to_lance())
+        return known[2]
 
 
 def _empty(columns: Sequence[str]) -> pa.Table:
