@@ -83,7 +83,8 @@ def run_on_dataset(
         ValueError: `method` is neither `vector` nor `fts`.
         InvalidInput: a quoted phrase on an index without positions (as `run`).
     """
-    wanted = [c for c in columns if c != "_rowid"]
+    relevance = "_distance" if method == "vector" else "_score"  # asked for: else a warning
+    wanted = [*(c for c in columns if c != "_rowid"), relevance]
     options: dict[str, Any] = {"columns": wanted, "with_row_id": "_rowid" in columns}
     if where:
         options |= {"filter": where, "prefilter": True}
@@ -92,12 +93,10 @@ def run_on_dataset(
         nearest: dict[str, Any] = {"column": "vector", "q": vector, "k": limit, "metric": "cosine"}
         nearest |= {"use_index": approximate} | ({"nprobes": nprobes} if approximate else {})
         options["nearest"] = nearest
-        relevance = "_distance"
     elif method == "fts":
         if text and '"' in text and not has_positions():
             raise InvalidInput(PHRASE_WITHOUT_POSITIONS)
         options |= {"full_text_query": {"query": text, "columns": [FTS_COLUMN]}, "limit": limit}
-        relevance = "_score"
     else:
         raise ValueError(f"unknown search method {method!r}: use vector or fts")
     result: pa.Table = dataset.to_table(**options)
