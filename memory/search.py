@@ -15,7 +15,7 @@ An unrelated query scores about 0 (its best cosine stays under the floor and no 
 matches); `DEFAULT_MIN_SCORE` drops such hits. Per-query min-max scaling, used before, gave
 a nonsense query a top score of 1.0.
 
-Hybrid scores are exact: each half is fetched to `FUSION_DEPTH` entries (or k), an entry
+Hybrid scores are exact: each half is fetched to `Fetch.depth` entries (or k), an entry
 found by one half only gets its other half's score by a query restricted to it, and only
 entries that score above any entry neither half returned are kept (deeper fetches follow
 when fewer than k are certain). So a smaller k returns exactly the first hits of a larger
@@ -105,6 +105,8 @@ class Fetch:
     """Fewest chunk rows the vector half of a hybrid search fetches."""
     fts: int = 96
     """Fewest chunk rows the full-text half of a hybrid search fetches (its scores tie often)."""
+    depth: int = FUSION_DEPTH
+    """Fewest entries each half of a hybrid search fetches (`OVERFETCH` chunk rows each)."""
 
 
 Row = dict[str, Any]
@@ -204,7 +206,7 @@ def _hybrid(
     calibration: Calibration,
 ) -> list[Row]:
     """Return the entries of both halves by exact hybrid score, as many as are certain."""
-    need = max(query.k, FUSION_DEPTH)
+    need = max(query.k, fetch.depth)
     vector = None
     while True:
         # the full-text half runs while this thread embeds the query and runs the vector half
