@@ -16,10 +16,13 @@ matches); `DEFAULT_MIN_SCORE` drops such hits. Per-query min-max scaling, used b
 a nonsense query a top score of 1.0.
 
 Hybrid scores are exact: each half is fetched to `Fetch.depth` entries (or k), an entry
-found by one half only gets its other half's score by a query restricted to it, and only
-entries that score above any entry neither half returned are kept (deeper fetches follow
-when fewer than k are certain). So a smaller k returns exactly the first hits of a larger
-k, with the same scores. Ties are broken by the raw cosine similarity, then by entry id.
+found by one half only gets its other half's score (the vector score from the chunk vectors
+the full-text half read, else by a query restricted to it; not at all when even that half's
+bound leaves it below k entries already scored), and only entries that score above any
+entry neither half returned are kept (deeper fetches follow when fewer than k are certain).
+So a smaller k returns exactly the first hits of a larger k, with the same scores. Ties are
+broken by the raw cosine similarity, then by entry id. The halves read a few fields of each
+chunk (ids, scores, row ids); the hits' other fields are read for the hits alone.
 """
 
 from __future__ import annotations
