@@ -214,6 +214,18 @@ class EntryStore(Protocol):
         turn its full-text row carries; `memory.models.HIT_FIELDS` by default)."""
         ...
 
+    def chunks_at(
+        self,
+        bank_id: str,
+        chunks: Sequence[tuple[str, int, int | None]],
+        *,
+        fields: Sequence[str] = ...,
+    ) -> pa.Table:
+        """Return the chunks named (entry id, chunk number, the `row` a search just gave it or
+        None), in that order, with `fields` as `search_chunks` names them; a chunk no
+        longer stored is left out."""
+        ...
+
     def create_entries_table(self, bank_id: str, dims: int) -> None:
         """Provision a bank's entries table with vectors `dims` wide, if missing."""
         ...

@@ -15,11 +15,14 @@ An unrelated query scores about 0 (its best cosine stays under the floor and no 
 matches); `DEFAULT_MIN_SCORE` drops such hits. Per-query min-max scaling, used before, gave
 a nonsense query a top score of 1.0.
 
-Hybrid scores are exact: each half is fetched to `FUSION_DEPTH` entries (or k), an entry
-found by one half only gets its other half's score by a query restricted to it, and only
-entries that score above any entry neither half returned are kept (deeper fetches follow
-when fewer than k are certain). So a smaller k returns exactly the first hits of a larger
-k, with the same scores. Ties are broken by the raw cosine similarity, then by entry id.
+Hybrid scores are exact: each half is fetched to `Fetch.depth` entries (or k), an entry
+found by one half only gets its other half's score (the vector score from the chunk vectors
+the full-text half read, else by a query restricted to it; not at all when even that half's
+bound leaves it below k entries already scored), and only entries that score above any
+entry neither half returned are kept (deeper fetches follow when fewer than k are certain).
+So a smaller k returns exactly the first hits of a larger k, with the same scores. Ties are
+broken by the raw cosine similarity, then by entry id. The halves read a few fields of each
+chunk (ids, scores, row ids); the hits' other fields are read for the hits alone.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from memory import banks, rerank, validation
 from memory.config import Mode
@@ -103,6 +108,8 @@ class Fetch:
     """Fewest chunk rows the vector half of a hybrid search fetches."""
     fts: int = 96
     """Fewest chunk rows the full-text half of a hybrid search fetches (its scores tie often)."""
+    depth: int = FUSION_DEPTH
+    """Fewest entries each half of a hybrid search fetches (`OVERFETCH` chunk rows each)."""
 
 
 Row = dict[str, Any]
@@ -117,6 +124,17 @@ class Half:
 
     rows: list[Row]
     bound: float | None
+    vectors: dict[str, Any] = field(default_factory=dict)
+    """The chunk vectors (one row each) of the entries whose every chunk this half fetched,
+    when it read them (the full-text half of hybrid): their vector score needs no query."""
+
+
+VECTOR_RANK_FIELDS = ("id", "chunk", "chunk_count", "row")
+"""What the vector half of a hybrid search reads of each chunk: enough to rank it; the
+hits' other fields are read for the hits alone (`chunks_at`), not for every chunk ranked."""
+TEXT_RANK_FIELDS = ("id", "chunk", "chunk_count", "row", "chunk_text", "carries", "chunk_vector")
+"""What the full-text half reads: also what the carrier rule tests, and the chunk's vector,
+so an entry the vector half missed is scored here, not by another query."""
 
 
 def search(
@@ -166,6 +184,8 @@ def search(
         scale = calibration.vector if wanted.method == "vector" else calibration.text
         top = [{**row, "_score": scale(float(row["_score"]))} for row in half.rows]
     top = [row for row in top[: wanted.k] if row["_score"] >= floor]
+    if wanted.method == "hybrid":
+        top = _with_hit_fields(ctx, bank, top)
     _fill_content(ctx, bank, top)
     hits = [
         SearchHit(
@@ -189,15 +209,19 @@ def _hybrid(
     calibration: Calibration,
 ) -> list[Row]:
     """Return the entries of both halves by exact hybrid score, as many as are certain."""
-    need = max(query.k, FUSION_DEPTH)
+    need = max(query.k, fetch.depth)
     vector = None
     while True:
         # the full-text half runs while this thread embeds the query and runs the vector half
         # (LanceDB and onnxruntime free the GIL)
-        text_job = _pool().submit(_ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts)
+        text_job = _pool().submit(
+            _ranked, ctx, bank, mode, "fts", query, where, need, fetch.fts, None, TEXT_RANK_FIELDS
+        )
         if vector is None:
             vector = ctx.embedder(mode).embed([query.text])[0]
-        vectors = _ranked(ctx, bank, mode, "vector", query, where, need, fetch.vector, vector)
+        vectors = _ranked(
+            ctx, bank, mode, "vector", query, where, need, fetch.vector, vector, VECTOR_RANK_FIELDS
+        )
         texts = text_job.result()
         fused = fuse(ctx, bank, query, where, vectors, texts, vector, calibration)
         if vectors.bound is None or len(fused) >= query.k or need >= MAX_FETCH:
@@ -216,35 +240,103 @@ def fuse(
     calibration: Calibration = CALIBRATION,
 ) -> list[Row]:
     """Return the entries of both halves with exact hybrid scores, best first, cut where an
-    entry neither half returned could rank higher.
+    entry neither half returned could rank higher; at least the first `query.k` are exact
+    and complete (entries that cannot reach them may be left out).
 
-    An entry one half lacks gets that half's raw score by a query restricted to such
-    entries (unless the half returned every match: then it has none there). Each entry
-    keeps the row (best chunk) of the vector half.
+    An entry one half lacks gets that half's raw score from the chunk vectors the full-text
+    half read (all its chunks there), else by a query restricted to such entries (unless the
+    half returned every match: then it has none there), unless even the best score it could
+    have there (the half's bound) leaves it below `query.k` entries already scored.
+    Each entry keeps the row (best chunk) of the vector half.
     """
     raw_vector = {row["id"]: float(row["_score"]) for row in vectors.rows}
     raw_text = {row["id"]: float(row["_score"]) for row in texts.rows}
     rows = {row["id"]: row for row in texts.rows} | {r["id"]: r for r in vectors.rows}
+    raw_vector |= _local_scores(texts.vectors, [e for e in rows if e not in raw_vector], vector)
     missing_vector = [e for e in rows if e not in raw_vector]
     missing_text = [e for e in rows if e not in raw_text] if texts.bound is not None else []
-    text_job = _pool().submit(_scores_of, ctx, bank, "fts", query, where, missing_text, rows, None)
-    raw_vector |= _scores_of(ctx, bank, "vector", query, where, missing_vector, rows, vector)
-    raw_text |= text_job.result()
-    scored = [
-        (calibration.hybrid(raw_vector.get(e), raw_text.get(e)), raw_vector.get(e, 0.0), e)
-        for e in rows
-    ]
-    scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
     unseen = (
         calibration.hybrid(vectors.bound, texts.bound),
         vectors.bound if vectors.bound is not None else -1.0,
     )
     complete = vectors.bound is None
+    cut = _kth_score(
+        [e for e in rows if e not in missing_vector and e not in missing_text],
+        raw_vector,
+        raw_text,
+        query.k,
+        calibration,
+        None if complete else unseen,
+    )
+    if cut is not None:  # drop the entries that cannot reach the first k, unscored
+        dropped = {
+            e
+            for e in {*missing_vector, *missing_text}
+            if (e in raw_vector or vectors.bound is not None)
+            and calibration.hybrid(raw_vector.get(e, vectors.bound), raw_text.get(e, texts.bound))
+            < cut
+        }
+        rows = {e: row for e, row in rows.items() if e not in dropped}
+        missing_vector = [e for e in missing_vector if e not in dropped]
+        missing_text = [e for e in missing_text if e not in dropped]
+    text_job = (
+        _pool().submit(_scores_of, ctx, bank, "fts", query, where, missing_text, rows, None)
+        if missing_text
+        else None
+    )
+    raw_vector |= _scores_of(ctx, bank, "vector", query, where, missing_vector, rows, vector)
+    if text_job is not None:
+        raw_text |= text_job.result()
+    scored = [
+        (calibration.hybrid(raw_vector.get(e), raw_text.get(e)), raw_vector.get(e, 0.0), e)
+        for e in rows
+    ]
+    scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
     return [
         {**rows[e], "_score": score}
         for score, raw, e in scored
         if complete or (score, raw) > unseen
     ]
+
+
+def _local_scores(
+    chunks: dict[str, Any], entry_ids: Sequence[str], vector: Any
+) -> dict[str, float]:
+    """Return the raw vector score (as the store gives it: (1 + cosine) / 2) of the best
+    chunk of each of `entry_ids` whose chunk vectors are in `chunks`."""
+    ids = [e for e in entry_ids if e in chunks]
+    if not ids:
+        return {}
+    query = np.asarray(vector, np.float32)
+    query = query / (np.float32(np.linalg.norm(query)) or np.float32(1.0))
+    matrix = np.concatenate([chunks[e] for e in ids])
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    cosine = matrix @ query / norms
+    starts = np.cumsum([0] + [len(chunks[e]) for e in ids[:-1]])
+    best = np.maximum.reduceat(cosine, starts)
+    return {e: (1.0 + float(c)) / 2.0 for e, c in zip(ids, best, strict=True)}
+
+
+def _kth_score(
+    entry_ids: Sequence[str],
+    raw_vector: dict[str, float],
+    raw_text: dict[str, float],
+    k: int,
+    calibration: Calibration,
+    unseen: tuple[float, float] | None,
+) -> float | None:
+    """Return the k-th best hybrid score of the scored `entry_ids` that are certain (above
+    `unseen`; None: all are), or None when fewer than k are."""
+    certain = []
+    for e in entry_ids:
+        score = calibration.hybrid(raw_vector.get(e), raw_text.get(e))
+        if unseen is None or (score, raw_vector.get(e, 0.0)) > unseen:
+            certain.append(score)
+    if len(certain) < k:
+        return None
+    certain.sort(reverse=True)
+    return certain[k - 1]
 
 
 def _scores_of(
@@ -308,6 +400,7 @@ def _ranked(
     need: int,
     fetch: int,
     vector: Any = None,
+    fields: Sequence[str] | None = None,
 ) -> Half:
     """Return one row per entry (best chunk), by raw score then entry id, at least `need`
     if any, and the raw score of the last row fetched when rows remain beyond the fetch.
@@ -317,31 +410,78 @@ def _ranked(
     (the rows tied with the last one may have been cut off arbitrarily). Fetches `OVERFETCH`
     chunk rows per wanted entry, at least `fetch`, and fetches deeper while fewer than
     `need` entries are certain and rows remain, up to `MAX_FETCH` rows (past which the
-    ranking is returned as it is).
+    ranking is returned as it is). Reads `fields` of each chunk (None: `HIT_FIELDS`, and
+    `carries` for full text); with `chunk_vector` among them, the half keeps the vectors.
     """
+    if fields is None:
+        fields = [*HIT_FIELDS, "carries"] if method == "fts" else list(HIT_FIELDS)
     if method == "vector" and vector is None:
         vector = ctx.embedder(mode).embed([query.text])[0]
     limit = max(need * OVERFETCH, fetch)
     while True:
-        rows = ctx.store.search_chunks(
+        found = ctx.store.search_chunks(
             bank.id,
             method=method,
             vector=vector,
             text=query.text,
             flt=where,
             limit=limit,
-            fields=[*HIT_FIELDS, "carries"] if method == "fts" else HIT_FIELDS,
-        ).to_pylist()
+            fields=fields,
+        )
+        matrix = None
+        if "chunk_vector" in found.column_names:  # as one array: not a Python float each
+            matrix = _matrix(found.column("chunk_vector"))
+            found = found.drop_columns(["chunk_vector"])
+        rows = found.to_pylist()
         ranked = best_per_entry(rows)
         if method == "fts":
             ranked = carriers_after_their_turns(ranked, query.text)
         if len(rows) < limit:
-            return Half(ranked, None)
+            return Half(ranked, None, _chunk_vectors(rows, matrix, ranked))
         cut = min(float(row["_score"]) for row in rows)
         certain = [row for row in ranked if float(row["_score"]) > cut]
         if len(certain) >= need or limit >= MAX_FETCH:
-            return Half(certain, cut)
+            return Half(certain, cut, _chunk_vectors(rows, matrix, certain))
         limit = min(limit * OVERFETCH, MAX_FETCH)
+
+
+def _matrix(column: Any) -> Any:
+    """Return a fixed-size-list column of vectors as a 2-D float32 array (nulls as zeros)."""
+    values = column.combine_chunks()
+    width = values.type.list_size
+    if values.null_count:
+        values = values.fill_null([0.0] * width)
+    flat = np.asarray(values.flatten().to_numpy(zero_copy_only=False), np.float32)
+    return flat.reshape(len(values), width)
+
+
+def _chunk_vectors(rows: Sequence[Row], matrix: Any, ranked: Sequence[Row]) -> dict[str, Any]:
+    """Return, for each entry of `ranked` all of whose chunks are among `rows` (row i's
+    vector is `matrix[i]`), its chunks' vectors (one row each; None `matrix`: none)."""
+    if matrix is None:
+        return {}
+    wanted = {row["id"]: int(row.get("chunk_count") or 1) for row in ranked}
+    chunks: dict[str, dict[int, int]] = {}
+    for index, row in enumerate(rows):
+        if row["id"] in wanted:
+            chunks.setdefault(row["id"], {})[int(row["chunk"])] = index
+    return {e: matrix[list(c.values())] for e, c in chunks.items() if len(c) == wanted[e]}
+
+
+def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row]) -> list[Row]:
+    """Return the hits `rows` (ranked by their chunks' few fields) with their chunks'
+    `HIT_FIELDS`, read for these chunks alone; a hit whose entry is gone meanwhile is
+    left out."""
+    if not rows:
+        return rows
+    named = [(r["id"], int(r["chunk"]), r.get("row")) for r in rows]
+    read = ctx.store.chunks_at(bank.id, named, fields=HIT_FIELDS).to_pylist()
+    found = {(r["id"], int(r["chunk"])): r for r in read}
+    return [
+        {**found[(r["id"], int(r["chunk"]))], "_score": r["_score"]}
+        for r in rows
+        if (r["id"], int(r["chunk"])) in found
+    ]
 
 
 def best_per_entry(rows: Sequence[Row]) -> list[Row]:

@@ -53,6 +53,8 @@ class Connection:
         self._storage_options = storage_options
         self._connection: Any = None
         self._tables: dict[str, Any] = {}
+        self._datasets: dict[str, tuple[Any, int, Any]] = {}
+        """Each table's Lance dataset as searches last read it: (table, version, dataset)."""
         self._lookups: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
         """Registry look-ups by (account, filter), each with the registry version read."""
         unverified = self.tuning.delete_unverified

@@ -29,7 +29,7 @@ class EntryReads(Connection):
 
     if TYPE_CHECKING:  # provided by LanceStore
 
-        def _entries(self, bank_id: str) -> Any | None: ...
+        def _entries(self, bank_id: str, *, latest: bool = True) -> Any | None: ...
         def vector_dims(self, bank_id: str) -> int | None: ...
         def scan(
             self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
@@ -85,6 +85,44 @@ class EntryReads(Connection):
             columns=columns,
         )
         return found.rename_columns(dict(zip(columns, fields, strict=True)))
+
+    def chunks_at(
+        self,
+        bank_id: str,
+        chunks: Sequence[tuple[str, int, int | None]],
+        *,
+        fields: Sequence[str] = HIT_FIELDS,
+    ) -> pa.Table:
+        """Return the chunk rows `chunks` names, in that order, with `fields` under their
+        names (as `search_chunks`).
+
+        Each chunk is (entry id, chunk number, its `row` as a search of this table gave it, or
+        None). Rows are taken by row id (a few reads, whatever the table's size); a row id
+        that names another chunk or none (the table was compacted since the search) is
+        looked up by entry id instead. A chunk no longer stored is left out.
+        """
+        if not chunks:
+            return pa.table({f: [] for f in fields})
+        columns = heads.hit_columns_of(fields)
+        wanted = list(dict.fromkeys([*columns, "entry_id", heads.CHUNK]))
+        table = self._entries(bank_id, latest=False)  # the row ids are of the version searched
+        if table is None:
+            return pa.table({f: [] for f in fields})
+        row_ids = [row for _, _, row in chunks if row is not None]
+        parts = []
+        if row_ids:
+            taken = self._on_latest(
+                table, lambda t: t.take_row_ids(row_ids).select(wanted).to_arrow()
+            )
+            parts.append(taken)
+        found = _positions(parts)
+        lost = sorted({e for e, c, _ in chunks if (e, c) not in found})
+        if lost:
+            parts.append(self.scan(bank_id, columns=wanted, where=filters.one_of("entry_id", lost)))
+            found = _positions(parts)
+        order = [found[(e, c)] for e, c, _ in chunks if (e, c) in found]
+        rows = pa.concat_tables(parts).select(columns).take(pa.array(order, pa.int64()))
+        return rows.rename_columns(list(fields))
 
     # the entry-level port (`memory.ports.EntryStore`) -----------------------------------
 
@@ -196,3 +234,10 @@ class EntryReads(Connection):
         else:
             table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
         return table.rename_columns(dict(zip(columns, fields, strict=True)))
+
+
+def _positions(parts: Sequence[pa.Table]) -> dict[tuple[str, int], int]:
+    """Return the position of each (entry id, chunk number) in the concatenation of `parts`."""
+    ids = [i for part in parts for i in part.column("entry_id").to_pylist()]
+    chunks = [c for part in parts for c in part.column(heads.CHUNK).to_pylist()]
+    return {pair: n for n, pair in enumerate(zip(ids, chunks, strict=True))}

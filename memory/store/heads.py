@@ -23,8 +23,16 @@ VECTORS = "vectors"
 """The entry field of its chunk vectors (a list of vectors, one per chunk, in chunk order)."""
 COLUMN_OF = {"id": "entry_id"}
 """Entry field names that differ from their storage column (the others are the same)."""
-CHUNK_COLUMN_OF = {"chunk": CHUNK, "chunk_text": "text", "carries": "context_id"}
-"""The storage columns of a search's chunk fields (`memory.models.CHUNK_FIELDS`)."""
+CHUNK_COLUMN_OF = {
+    "chunk": CHUNK,
+    "chunk_text": "text",
+    "carries": "context_id",
+    "chunk_vector": "vector",
+    "row": "_rowid",
+}
+"""The storage columns of a search's chunk fields (`memory.models.CHUNK_FIELDS`; and the
+chunk's vector and its row id at the version searched, which a hybrid search reads to
+score and fetch its hits: `memory.search`)."""
 
 
 def hit_columns_of(fields: Sequence[str]) -> list[str]:

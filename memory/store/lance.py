@@ -105,10 +105,13 @@ class LanceStore(
         it (tests, benches); not part of the `Store` interface."""
         return self._entries(bank_id)
 
-    def _entries(self, bank_id: str) -> Any | None:
-        """Return a bank's entries table at its latest version, or None when it has none."""
+    def _entries(self, bank_id: str, *, latest: bool = True) -> Any | None:
+        """Return a bank's entries table at its latest version (`latest` False: at the
+        version this store last read, when it has it open), or None when it has none."""
         name = entries_table_name(bank_id)
         table = self._tables.get(name)
+        if table is not None and not latest:
+            return table
         if table is None:
             if self._absent():
                 return None
@@ -387,7 +390,7 @@ class LanceStore(
         apart = flt is None or flt.content is None  # the carried table keeps no content
         table = self._entries(bank_id)
         if table is None:
-            return entries_schema(EMPTY_DIMS).empty_table().select(list(columns))
+            return _empty(columns)
         side = self._carried(bank_id) if method == "fts" and apart else None
         if side is not None:
             result = self._on_latest(
@@ -397,8 +400,32 @@ class LanceStore(
             probes = self.tuning.nprobes
             result = self._on_latest(
                 table,
-                lambda t: queries.run(
-                    t, method, vector, text, where, limit, columns, nprobes=probes
+                lambda t: queries.run_on_dataset(
+                    self._dataset(t),
+                    method,
+                    vector,
+                    text,
+                    where,
+                    limit,
+                    columns,
+                    nprobes=probes,
+                    has_positions=lambda: indices.fts_has_positions(t),
                 ),
             )
         return queries.with_score(result)
+
+    def _dataset(self, table: Any) -> Any:
+        """Return the Lance dataset of `table` at its checked-out version, opened once per
+        version (opening one costs ~4 ms, more than the query it serves)."""
+        version = table.version
+        known = self._datasets.get(table.name)
+        if known is None or known[0] is not table or known[1] != version:
+            known = self._datasets[table.name] = (table, version, table.to_lance())
+        return known[2]
+
+
+def _empty(columns: Sequence[str]) -> pa.Table:
+    """Return an empty result with `columns` (`_rowid` included) for a bank with no table."""
+    schema = entries_schema(EMPTY_DIMS)
+    types = {name: schema.field(name).type for name in schema.names} | {"_rowid": pa.uint64()}
+    return pa.table({name: pa.array([], types[name]) for name in columns})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,12 @@ import pyarrow as pa
 from memory.errors import InvalidInput
 from memory.store import vector_index
 from memory.store.indices import FTS_COLUMN, fts_has_positions
+
+PHRASE_WITHOUT_POSITIONS = (
+    "this bank's full-text index was built without word positions, so a quoted "
+    "phrase cannot be searched yet: run `membank maintain BANK` once to rebuild "
+    "it, or search without the quotes"
+)
 
 
 def run(
@@ -42,11 +48,7 @@ def run(
         wanted.append("_distance")
     elif method == "fts":
         if text and '"' in text and not fts_has_positions(table):
-            raise InvalidInput(
-                "this bank's full-text index was built without word positions, so a quoted "
-                "phrase cannot be searched yet: run `membank maintain BANK` once to rebuild "
-                "it, or search without the quotes"
-            )
+            raise InvalidInput(PHRASE_WITHOUT_POSITIONS)
         query = table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
         wanted.append("_score")
     else:
@@ -55,6 +57,50 @@ def run(
         query = query.where(where, prefilter=True)
     result: pa.Table = query.select(wanted).limit(limit).to_arrow()
     return result
+
+
+def run_on_dataset(
+    dataset: Any,
+    method: str,
+    vector: np.ndarray[Any, Any] | None,
+    text: str | None,
+    where: str | None,
+    limit: int,
+    columns: Sequence[str],
+    *,
+    nprobes: int = 0,
+    has_positions: Callable[[], bool] = lambda: True,
+) -> pa.Table:
+    """Return what `run` returns, by a scan of the Lance dataset of the version searched
+    (`columns` may include `_rowid`: the rows' ids at that version).
+
+    The same engine query as `run` without LanceDB's per-query work in Python (a schema
+    read or two and an event-loop round trip a query: ~3 ms of 10-15 at 100k rows,
+    bench/RESULTS.md "store24 (session 14)"). `has_positions` says whether the full-text
+    index keeps word positions (asked only for a quoted phrase).
+
+    Raises:
+        ValueError: `method` is neither `vector` nor `fts`.
+        InvalidInput: a quoted phrase on an index without positions (as `run`).
+    """
+    relevance = "_distance" if method == "vector" else "_score"  # asked for: else a warning
+    wanted = [*(c for c in columns if c != "_rowid"), relevance]
+    options: dict[str, Any] = {"columns": wanted, "with_row_id": "_rowid" in columns}
+    if where:
+        options |= {"filter": where, "prefilter": True}
+    if method == "vector":
+        approximate = nprobes > 0 and not where
+        nearest: dict[str, Any] = {"column": "vector", "q": vector, "k": limit, "metric": "cosine"}
+        nearest |= {"use_index": approximate} | ({"nprobes": nprobes} if approximate else {})
+        options["nearest"] = nearest
+    elif method == "fts":
+        if text and '"' in text and not has_positions():
+            raise InvalidInput(PHRASE_WITHOUT_POSITIONS)
+        options |= {"full_text_query": {"query": text, "columns": [FTS_COLUMN]}, "limit": limit}
+    else:
+        raise ValueError(f"unknown search method {method!r}: use vector or fts")
+    result: pa.Table = dataset.to_table(**options)
+    return result.select([*columns, relevance])
 
 
 def with_score(result: pa.Table) -> pa.Table:
