@@ -19,6 +19,7 @@ from lab_browser import (
     run_pasted_test,
     settle,
 )
+from playwright.sync_api import Page
 
 from memory import banks
 from memory.judge import HEURISTIC_LABEL
@@ -49,7 +50,17 @@ def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> N
     assert [b.name for b in banks.list_banks(ctx)] == ["help-desk"]
 
 
-def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Path) -> None:
+def check_our_navigation_and_wide_layout(page: Page) -> None:
+    """The lab's own navigation (not Streamlit's list of files) and the wide layout."""
+    links = page.get_by_test_id("stSidebarNav").get_by_role("link").all_inner_texts()
+    assert links == ["Banks", "Test compaction", "Statistics", "AI assistant", "Users"]
+    main = page.get_by_test_id("stMain").bounding_box()
+    block = page.get_by_test_id("stMainBlockContainer").bounding_box()
+    assert main is not None and block is not None
+    assert block["width"] >= 0.95 * main["width"]  # wide: centred is at most 736 px of 1,100
+
+
+def test_a_cold_deep_link_then_accept_applies_to_the_bank_on_screen(tmp_path: Path) -> None:
     from memory.models import BankCreate
 
     data = tmp_path / "db"
@@ -57,9 +68,11 @@ def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Pa
     for name in ("alpha", "beta"):
         banks.create(ctx, BankCreate(name=name, type="conversation", retention_days=30))
     with lab_server(data, free_port()) as url, browser_page(height=1600) as page:
-        page.goto(url)
+        # a fresh server's first request is a deep link: the page as the app shows it
+        page.goto(f"{url}/assistant")
         settle(page)
-        open_page(page, "AI assistant")
+        page.get_by_role("heading", name="AI assistant").wait_for()
+        check_our_navigation_and_wide_layout(page)
         page.get_by_label("Describe what the bank will hold").fill(
             "short-term session context, cleaned up weekly"
         )

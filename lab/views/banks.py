@@ -98,9 +98,9 @@ with create_tab:
     if test.button("Test prompt", key="create_test_prompt"):
         st.session_state["draft_prompt"] = prompt
         st.session_state["draft_type"] = bank_type
-        st.switch_page("pages/test_compaction.py")
+        st.switch_page("views/test_compaction.py")
     if assist.button("Use AI assistant", key="create_assistant"):
-        st.switch_page("pages/assistant.py")
+        st.switch_page("views/assistant.py")
     if create.button("Create", type="primary", key="create_bank"):
         with ui.reported():
             spec = BankCreate(

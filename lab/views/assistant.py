@@ -118,7 +118,7 @@ if proposal is not None:
             else:
                 state["assistant_draft"] = proposal
                 state.pop("as_proposal", None)
-                st.switch_page("pages/banks.py")
+                st.switch_page("views/banks.py")
     if discard_col.button("Discard", key="as_discard"):
         state.pop("as_proposal", None)
         state.pop("as_test", None)
