@@ -67,9 +67,10 @@ def test_a_failed_run_shows_its_error_alone(open_page: OpenPage) -> None:
     app = _pasted(open_page)
     app.button(key="tc_run").click().run()
     assert any(m.label == "Overall score" for m in app.metric)
-    app.text_input(key="tc_judge").input("membank/nope").run()
+    app.text_input(key="tc_judge").input("gpt-5-turbo").run()  # litellm cannot route it
     app.button(key="tc_run").click().run()
-    assert app.error
+    errors = [e.value for e in app.error]  # checked before the summarizer runs
+    assert any("judge: unknown model 'gpt-5-turbo': litellm cannot" in e for e in errors), errors
     assert not any(m.label == "Overall score" for m in app.metric)
 
 

@@ -203,6 +203,8 @@ def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> Non
         ({"runs": 21}, "runs must be 1-20"),
         ({"max_turns": -1}, "max_turns must be 0-"),
         ({"judge_model": "membank/nope"}, "unknown offline judge"),
+        ({"judge_model": "gpt-5-turbo"}, "judge: unknown model 'gpt-5-turbo': litellm cannot"),
+        ({"judge_model": "nosuchprovider/x"}, "judge: unknown model 'nosuchprovider/x'"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(
