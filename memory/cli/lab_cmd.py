@@ -378,6 +378,8 @@ def _say_proposal(proposal: Proposal) -> None:
     say(f"  max_turns          {_shown(proposal.max_turns)}")
     days = proposal.retention_days
     say(f"  retention          {f'{days} days' if days else 'indefinite'}")
+    if proposal.mode:
+        say(f"  mode               {proposal.mode} (fixed at creation)")
     say("why:")
     for line in proposal.rationale:
         say(f"  - {line}")
