@@ -304,6 +304,9 @@ def say_run(run: TestRun, title: str | None) -> None:
     ]
     say(table(rows, ["criterion", "score", "reason"]))
     say(f"compression ratio: {evaluation.compression_ratio:.2f}")
+    warning = run.budget_warning()
+    if warning is not None:
+        say(f"warning: {warning}")
     if evaluation.agreement is not None:
         agree = evaluation.agreement
         say(

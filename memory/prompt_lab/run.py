@@ -260,6 +260,8 @@ def run_loaded(
         created_at=ctx.clock.now(),
         following=notes,
         probe=probe,
+        budget=budget,
+        source_tokens=sum(e.token_count for e in covered),
     )
     if save:
         progress("saving the run")

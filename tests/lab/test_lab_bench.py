@@ -153,6 +153,11 @@ def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenP
     app.radio(key="tc_source").set_value("Pasted entries").run()
     assert shown() == ("Keep beta.", 0)  # pasted entries: no bank threshold carried over
     assert not app.warning and not app.exception
+    app.text_area(key="tc_pasted").input(CHAT).run()
+    app.number_input(key="tc_max_tokens").set_value(8000).run()  # a budget above the source
+    app.button(key="tc_run").click().run()
+    warned = [w.value for w in app.warning if w.value.startswith("The summary budget (")]
+    assert len(warned) == 1 and "is at least the source" in warned[0], warned
 
 
 def _shown_evaluation(body: str) -> None:
