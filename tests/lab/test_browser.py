@@ -96,21 +96,30 @@ def test_a_cold_deep_link_then_accept_applies_to_the_bank_on_screen(tmp_path: Pa
 
 
 def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
+    from memory.models import BankCreate
+
     data = tmp_path / "db"
+    banks.create(
+        open_context(str(data)), BankCreate(name="big", type="conversation", max_tokens=8000)
+    )
     with lab_server(data, free_port()) as url, browser_page(height=3000) as page:
         page.goto(url)
         settle(page)
         open_page(page, "Test compaction")
+        page.get_by_text("Judge, thresholds and a second prompt").click()
+        max_size = page.get_by_label("Max size (tokens, 0 = off)")
+        assert max_size.input_value() == "8000"  # the bank's
         page.get_by_text("Pasted entries", exact=True).click()
         settle(page)
+        assert max_size.input_value() == "0"  # not the bank's, carried over to a paste
         page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
         page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
         page.keyboard.press("Tab")
         settle(page)
-        page.get_by_text("Judge, thresholds and a second prompt").click()
-        page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)").fill(
-            PROMPT_B
-        )
+        prompt_b = page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)")
+        if not prompt_b.is_visible():  # the expander opened above may be open still
+            page.get_by_text("Judge, thresholds and a second prompt").click()
+        prompt_b.fill(PROMPT_B)
         page.keyboard.press("Tab")
         settle(page)
         page.get_by_role("button", name="Compare with prompt B").click()
