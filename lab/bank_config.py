@@ -44,11 +44,11 @@ def configuration(ctx: Context, bank: Bank) -> None:
     if test.button("Test compaction prompt", key="cfg_test"):
         st.session_state["draft_prompt"] = prompt
         st.session_state["draft_bank"] = bank.id
-        st.switch_page("pages/test_compaction.py")
+        st.switch_page("views/test_compaction.py")
     if assist.button("Use AI assistant", key="cfg_assistant"):
         st.session_state[ui.SELECTED_KEY] = bank.id
         st.session_state["as_target"] = "An existing bank"
-        st.switch_page("pages/assistant.py")
+        st.switch_page("views/assistant.py")
     saved = st.session_state.pop("saved", None)
     if saved:
         st.success(f"Saved the configuration of {saved!r}.")

@@ -76,7 +76,7 @@ def show_run(run: TestRun, *, title: str | None = None, key: str = "") -> None:
     with right:
         st.markdown(f"**Surviving entries** ({len(run.surviving)})")
         entries_list(run.surviving, key=f"{key}surviving_{run.id}")
-    show_evaluation(run.evaluation)
+    show_evaluation(run.evaluation, budget_warning=run.budget_warning())
     if run.fact_diff is not None:
         show_fact_diff(run.fact_diff)
     if run.probe is not None:
@@ -127,8 +127,10 @@ def show_following(run: TestRun) -> None:
             )
 
 
-def show_evaluation(evaluation: Evaluation) -> None:
-    """Show the judge's scores: overall, per criterion with its reason, and its flags."""
+def show_evaluation(evaluation: Evaluation, *, budget_warning: str | None = None) -> None:
+    """Show the judge's scores: overall, per criterion with its reason, and its flags; warn
+    when the run's budget was at least the source (or, with no budget known, the summary is
+    as long as the source)."""
     st.markdown("**Evaluation**")
     st.caption(f"Scored by {evaluation.judge}")
     cards = st.columns(4)
@@ -151,7 +153,9 @@ def show_evaluation(evaluation: Evaluation) -> None:
         show_runs_chart(evaluation)
     if evaluation.agreement is not None:
         show_agreement(evaluation.agreement)
-    if evaluation.compression_ratio >= 1:
+    if budget_warning is not None:
+        st.warning(budget_warning)
+    elif evaluation.compression_ratio >= 1:
         st.warning(
             f"The summary is {evaluation.compression_ratio:.0%} of the source: the budget is at "
             "least the source, so nothing had to be dropped and the scores say little. Lower "
@@ -237,6 +241,6 @@ def show_pair(runs: Sequence[TestRun]) -> None:
             box = st.container(height=220, border=True, key=f"summary_{run.id}")
             box.markdown(plain(run.summary))
             show_following(run)
-            show_evaluation(run.evaluation)
+            show_evaluation(run.evaluation, budget_warning=run.budget_warning())
             if run.fact_diff is not None:
                 show_fact_diff(run.fact_diff)

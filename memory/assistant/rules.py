@@ -1,12 +1,16 @@
 """The offline, rule-based assistant: volume and domain read from the description, numbers
-derived from them with the arithmetic shown, prompts from the shipped templates."""
+derived from them with the arithmetic shown, prompts from the shipped templates. For an
+existing bank its statistics (`BankFigures`) come first: the average entry's tokens, the
+rate its keys grow at when no volume is stated, and what the numbers do to what it holds."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from memory.assistant.records import OFFLINE_ASSISTANT_LABEL, Proposal
+from memory.assistant import observed
+from memory.assistant.records import OFFLINE_ASSISTANT_LABEL, BankFigures, Proposal
+from memory.assistant.units import days_text, number
 from memory.config import Template, get_template
 from memory.models import BankType
 
@@ -145,8 +149,21 @@ def nice(value: float, *, floor: int) -> int:
     return int(round(value / magnitude) * magnitude)
 
 
-def propose_offline(description: str, bank_type: BankType | None) -> Proposal:
-    """Return the rule-based proposal for `description` (labelled OFFLINE_ASSISTANT_LABEL)."""
+DEFAULT_MODE = "balanced"
+"""The mode a bank gets with no template (as `memory.banks` creates it)."""
+
+
+def propose_offline(
+    description: str, bank_type: BankType | None, figures: BankFigures | None = None
+) -> Proposal:
+    """Return the rule-based proposal for `description` (labelled OFFLINE_ASSISTANT_LABEL).
+
+    Args:
+        description: The bank's use in plain words.
+        bank_type: The bank's type when known.
+        figures: An existing bank's statistics: its numbers then come from what it holds,
+            and its mode is kept.
+    """
     domain = pick_domain(description, bank_type)
     template = _template(domain) if domain.template else None
     kind: BankType = bank_type or (template.type if template else _guess_type(description))
@@ -172,8 +189,20 @@ def propose_offline(description: str, bank_type: BankType | None) -> Proposal:
     if asks:
         prompt += " Also: " + ", ".join(asks) + "."
         rationale.append("Your own instructions are added to the prompt: " + ", ".join(asks) + ".")
-    max_tokens, max_turns = _thresholds(description, domain, template, rationale)
+    seen = observed.usable(figures)
+    max_tokens, max_turns = _thresholds(description, domain, template, rationale, seen)
     retention = _retention(description, kind, template, rationale)
+    if seen is not None:
+        rationale.append(observed.size_line(seen, max_tokens))
+        ages = observed.age_line(seen, retention)
+        if ages is not None:
+            rationale.append(ages)
+    elif figures is not None:
+        rationale.append(
+            f"Bank {figures.bank!r} holds {number(figures.entries)} entries: too few for its "
+            "statistics to inform the numbers."
+        )
+    mode = _mode(figures, template, rationale)
     return Proposal(
         bank_type=kind,
         compaction_prompt=prompt,
@@ -183,7 +212,22 @@ def propose_offline(description: str, bank_type: BankType | None) -> Proposal:
         rationale=rationale,
         assistant=OFFLINE_ASSISTANT_LABEL,
         offline=True,
+        mode=mode,
     )
+
+
+def _mode(figures: BankFigures | None, template: Template | None, rationale: list[str]) -> str:
+    if figures is not None:
+        rationale.append(
+            f"Mode {figures.mode}: bank {figures.bank!r} keeps its own (a mode never changes)."
+        )
+        return figures.mode
+    if template is not None:
+        rationale.append(
+            f"Mode {template.mode}: the {template.name!r} template's (fixed at creation)."
+        )
+        return template.mode
+    return DEFAULT_MODE
 
 
 def _about_retention(text: str) -> bool:
@@ -191,9 +235,16 @@ def _about_retention(text: str) -> bool:
 
 
 def _thresholds(
-    description: str, domain: Domain, template: Template | None, rationale: list[str]
+    description: str,
+    domain: Domain,
+    template: Template | None,
+    rationale: list[str],
+    seen: BankFigures | None,
 ) -> tuple[int | None, int | None]:
     volume = read_volume(description)
+    if volume is None and seen is not None:
+        rationale.append(observed.rate_line(seen))
+        volume = Volume(count=observed.key_rate(seen), unit="entries", period="day", per="key")
     if volume is None:
         tokens = template.max_tokens if template else None
         turns = template.max_turns if template else None
@@ -201,31 +252,36 @@ def _thresholds(
             tokens = nice(domain.tokens_per_item * 50, floor=TOKENS_FLOOR)
             turns = 50
         rationale.append(
-            f"No volume stated, so max_tokens {_n(tokens)} and max_turns {_n(turns)} are the "
-            "defaults; say e.g. 'about 50 messages per day' to have them derived from it."
+            f"No volume stated, so max_tokens {number(tokens)} and max_turns {number(turns)} "
+            "are the defaults; say e.g. 'about 50 messages per day' to have them derived from it."
         )
         return tokens, turns
     per_day = volume.per_day
     per = f" per {volume.per}" if volume.per else ""
     days = domain.verbatim_days
-    daily_tokens = per_day * domain.tokens_per_item
+    item = domain.tokens_per_item
+    item_text = f"~{item} tokens"
+    if seen is not None and seen.tokens_per_entry is not None:
+        item = max(1, round(seen.tokens_per_entry))
+        item_text = f"~{item} tokens (the bank's average entry)"
+    daily_tokens = per_day * item
     tokens = nice(daily_tokens * days, floor=TOKENS_FLOOR)
     turns = nice(per_day * days, floor=TURNS_FLOOR)
-    stated = f"{_n(volume.count)} {volume.unit}/{volume.period}"
+    stated = f"{number(volume.count)} {volume.unit}/{volume.period}"
     if volume.period != "day":
-        stated += f" = {_n(per_day)} {volume.unit}/day"
+        stated += f" = {number(per_day)} {volume.unit}/day"
     kept_days = tokens / daily_tokens if daily_tokens else float(days)
     floor = " (the smallest proposed)" if tokens == TOKENS_FLOOR else ""
     rationale.append(
-        f"{stated}{per} x ~{domain.tokens_per_item} tokens = {_n(daily_tokens)} tokens/day; "
-        f"max_tokens {_n(tokens)}{floor} keeps ~{_days(kept_days)} verbatim."
+        f"{stated}{per} x {item_text} = {number(daily_tokens)} tokens/day; "
+        f"max_tokens {number(tokens)}{floor} keeps ~{days_text(kept_days)} verbatim."
     )
     turns_floor = " (the smallest proposed)" if turns == TURNS_FLOOR else ""
     rationale.append(
-        f"max_turns {_n(turns)}{turns_floor} ~ {_n(per_day)} {volume.unit}/day x "
-        f"{_days(turns / per_day if per_day else days)}: both thresholds trigger together."
+        f"max_turns {number(turns)}{turns_floor} ~ {number(per_day)} {volume.unit}/day x "
+        f"{days_text(turns / per_day if per_day else days)}: both thresholds trigger together."
     )
-    if volume.per:
+    if volume.per and volume.per != "key":
         rationale.append(f"Key the bank by {volume.per}: each {volume.per} compacts on its own.")
     return tokens, turns
 
@@ -252,17 +308,3 @@ def _retention(
     shown = f"{retention} days" if retention else "indefinite"
     rationale.append(f"Retention {shown}: {source} default.")
     return retention
-
-
-def _n(value: float | None) -> str:
-    """Return a number as the rationale shows it: `2,000`, `7.1`, `0.43`, or `none`."""
-    if value is None:
-        return "none"
-    if float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.1f}" if abs(value) >= 1 else f"{value:.2f}"
-
-
-def _days(value: float) -> str:
-    whole = max(1, round(value))
-    return f"{whole} day" if whole == 1 else f"{whole} days"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from memory import banks
 from memory.assistant.model import propose_with_model
-from memory.assistant.records import Proposal
+from memory.assistant.records import BankFigures, Proposal
 from memory.assistant.rules import propose_offline
 from memory.errors import InvalidInput
 from memory.models import Bank, BankType, BankUpdate
@@ -21,7 +21,11 @@ MAX_DESCRIPTION = 4000
 
 
 def propose(
-    description: str, *, bank_type: BankType | None = None, model: Completer | None = None
+    description: str,
+    *,
+    bank_type: BankType | None = None,
+    model: Completer | None = None,
+    figures: BankFigures | None = None,
 ) -> Proposal:
     """Return a proposed configuration for `description`; nothing is stored or changed.
 
@@ -31,6 +35,8 @@ def propose(
         bank_type: The bank's type when it is known (an existing bank's, or chosen).
         model: The language model that proposes; None (the default, and what an offline
             `membank/` MEMBANK_LLM_MODEL gives) for the offline rule-based assistant.
+        figures: An existing bank's statistics (`observed.figures_of`): the offline rules
+            base their numbers on them, and the proposal keeps the bank's mode.
 
     Raises:
         InvalidInput: a blank or overlong description.
@@ -44,8 +50,11 @@ def propose(
             f"the description is {len(description)} characters: keep it under {MAX_DESCRIPTION}"
         )
     if model is None:
-        return propose_offline(description, bank_type)
-    return propose_with_model(description, bank_type, model)
+        return propose_offline(description, bank_type, figures)
+    proposal = propose_with_model(description, bank_type, model)
+    if figures is None:
+        return proposal
+    return proposal.model_copy(update={"mode": figures.mode})  # a bank's mode never changes
 
 
 def accept(ctx: Context, bank: str, proposal: Proposal) -> Bank:

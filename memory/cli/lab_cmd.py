@@ -304,6 +304,9 @@ def say_run(run: TestRun, title: str | None) -> None:
     ]
     say(table(rows, ["criterion", "score", "reason"]))
     say(f"compression ratio: {evaluation.compression_ratio:.2f}")
+    warning = run.budget_warning()
+    if warning is not None:
+        say(f"warning: {warning}")
     if evaluation.agreement is not None:
         agree = evaluation.agreement
         say(
@@ -378,6 +381,8 @@ def _say_proposal(proposal: Proposal) -> None:
     say(f"  max_turns          {_shown(proposal.max_turns)}")
     days = proposal.retention_days
     say(f"  retention          {f'{days} days' if days else 'indefinite'}")
+    if proposal.mode:
+        say(f"  mode               {proposal.mode} (fixed at creation)")
     say("why:")
     for line in proposal.rationale:
         say(f"  - {line}")

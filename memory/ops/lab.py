@@ -9,11 +9,14 @@ A request's options are checked once, when the surface builds it (`TestOptions`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory import assistant, banks, entries
 from memory.assistant import Proposal
+from memory.assistant.observed import figures_of
+from memory.assistant.records import BankFigures
 from memory.config import get_mode
 from memory.context import Context
 from memory.errors import InvalidInput, NotFound
@@ -256,6 +259,7 @@ class ProposeRequest(_Request):
 
 def propose(ctx: Context, request: ProposeRequest) -> Proposal:
     """Return a proposed prompt, thresholds and retention with a rationale; nothing changes.
+    For an existing bank the proposal rests on its statistics and keeps its mode.
 
     Raises:
         NotFound: an unknown bank.
@@ -263,6 +267,7 @@ def propose(ctx: Context, request: ProposeRequest) -> Proposal:
         ProviderError: the assistant's model failed.
     """
     bank_type = request.type
+    figures = None
     if request.bank is not None:
         bank = bank_of(ctx, request.bank)
         if bank_type is not None and bank_type != bank.type:
@@ -270,8 +275,17 @@ def propose(ctx: Context, request: ProposeRequest) -> Proposal:
                 f"bank {bank.name!r} is a {bank.type} bank, not {bank_type}: drop type"
             )
         bank_type = bank.type
+        figures = bank_figures(ctx, bank)
     model = llm_for(ctx.settings)  # the settings' LLM, or None: the offline rules
-    return assistant.propose(request.description, bank_type=bank_type, model=model)
+    return assistant.propose(request.description, bank_type=bank_type, model=model, figures=figures)
+
+
+def bank_figures(ctx: Context, bank: Bank) -> BankFigures:
+    """Return what the bank's statistics (over all its entries) tell the assistant."""
+    from memory import stats  # polars: only when asked
+
+    found = stats.compute(ctx, bank, since=datetime.min.replace(tzinfo=UTC), top=1)
+    return figures_of(bank, found)
 
 
 def accept(ctx: Context, bank_ref: str, proposal: Proposal) -> Bank:

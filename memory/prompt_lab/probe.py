@@ -17,7 +17,9 @@ from memory.prompt_lab.records import PlantedFact, ProbeAnswer, RecallProbe
 
 
 def _stems(text: str) -> set[str]:
-    return {word.removesuffix("s") for word in t.content_words(text)}
+    """Return the stems of the text's content words, as the judge stems them ("refunded",
+    "refunds" -> "refund"; "shipping", "shipped" -> "shipp")."""
+    return {t.stem(word) for word in t.content_words(text)}
 
 
 def best_sentence(question: str, sentences: Sequence[str]) -> str | None:

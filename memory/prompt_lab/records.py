@@ -170,6 +170,23 @@ class TestRun(_Record):
     """Marked by hand in the run log (`star_run`)."""
     probe: RecallProbe | None = None
     """The recall probe of the planted facts (None: no facts to ask about)."""
+    budget: int | None = None
+    """The summary's token budget as compaction planned it (None: saved before it was kept)."""
+    source_tokens: int | None = None
+    """Tokens of the entries the summary covers."""
+
+    def budget_warning(self) -> str | None:
+        """Return a warning when the budget is at least the source: the summary need not
+        drop anything, so its scores say little (None: a real compression target)."""
+        if self.budget is None or self.source_tokens is None:
+            return None
+        if self.budget < self.source_tokens:
+            return None
+        return (
+            f"The summary budget ({self.budget:,} tokens) is at least the source "
+            f"({self.source_tokens:,} tokens): nothing had to be dropped, so the scores say "
+            "little. Lower the max size (or run a suite, which targets 25% of the source)."
+        )
 
 
 class TestOptions(_Record):

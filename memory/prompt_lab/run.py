@@ -24,7 +24,7 @@ from memory.compaction.plan import (
 from memory.compaction.summarizer import completer_for, summarize, summarizer_label
 from memory.config import Mode, get_mode
 from memory.errors import InvalidInput
-from memory.judge import HEURISTIC_LABEL, Evaluation, evaluate, judge_calls, uses_llm
+from memory.judge import HEURISTIC_LABEL, OFFLINE_JUDGE, Evaluation, evaluate, judge_calls, uses_llm
 from memory.models import Bank, Entry
 from memory.ports import Completer
 from memory.prompt_lab.facts import fact_diff
@@ -64,7 +64,8 @@ def models_for(ctx: Context, judge_model: str | None = None) -> LabModels:
     settings' LLM as the synthetic generator (None when it is an offline one).
 
     Raises:
-        InvalidInput: a blank judge name or an unknown offline judge.
+        InvalidInput: a blank judge name, an unknown offline judge, or a judge name litellm
+            cannot route (before any work starts).
     """
     return LabModels(
         summarizer=completer_for(ctx),
@@ -137,13 +138,20 @@ def judge_for(ctx: Context, judge_model: str | None) -> Completer | None:
     None for the offline heuristic judge.
 
     Raises:
-        InvalidInput: a blank name or an unknown offline judge.
+        InvalidInput: a blank name, an unknown offline judge, or a name litellm cannot route
+            to a provider (checked here, before any summary is written).
     """
     if not uses_llm(judge_model):
         return None
     assert judge_model is not None
-    from memory.providers.llm import LiteLLMCompleter
+    from memory.providers.llm import LiteLLMCompleter, provider_of
 
+    try:
+        provider_of(judge_model)
+    except InvalidInput as exc:
+        raise InvalidInput(
+            f"judge: {exc}; or use {OFFLINE_JUDGE} (the offline heuristic judge)"
+        ) from None
     config = ctx.settings
     return LiteLLMCompleter(judge_model, timeout=config.llm_timeout, retries=config.llm_retries)
 
@@ -252,6 +260,8 @@ def run_loaded(
         created_at=ctx.clock.now(),
         following=notes,
         probe=probe,
+        budget=budget,
+        source_tokens=sum(e.token_count for e in covered),
     )
     if save:
         progress("saving the run")

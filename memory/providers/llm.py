@@ -66,6 +66,26 @@ def _litellm() -> ModuleType:
     return litellm
 
 
+def provider_of(model: str) -> str:
+    """Return the provider litellm routes `model` to, from its own name tables (no request,
+    no network): how a model name is checked before any work that would need it.
+
+    Raises:
+        InvalidInput: litellm cannot route the name to a provider (e.g. `gpt-5-turbo` with no
+            `provider/` prefix and not in litellm's tables, or an unknown `foo/bar`).
+    """
+    litellm = _litellm()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model)
+    except litellm.BadRequestError:
+        raise InvalidInput(
+            f"unknown model {model!r}: litellm cannot route it to a provider; name it with "
+            "its provider, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
+            "ollama/llama3.1"
+        ) from None
+    return str(provider)
+
+
 class Reply(BaseModel):
     """A model's reply text and the tokens the request spent (prompt and completion)."""
 

@@ -140,6 +140,10 @@ def test_an_llm_judge_by_name(ctx: Context, served: JudgeScript, pasted: str, su
             ["--pasted", "{pasted}", "--summary", "{summary}", "--judge", "membank/extractive"],
             "unknown offline judge",
         ),
+        (
+            ["--pasted", "{pasted}", "--summary", "{summary}", "--judge", "gpt-5-turbo"],
+            "judge: unknown model 'gpt-5-turbo': litellm cannot route it",
+        ),
     ],
 )
 def test_bad_input_exits_2(

@@ -23,7 +23,7 @@ def open_page(ctx: Context) -> OpenPage:
         app.session_state[CONTEXT_KEY] = ctx
         app.run()
         if page != "banks":
-            app.switch_page(f"pages/{page}.py").run()
+            app.switch_page(f"views/{page}.py").run()
         assert not app.exception, app.exception
         return app
 

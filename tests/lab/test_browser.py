@@ -19,6 +19,7 @@ from lab_browser import (
     run_pasted_test,
     settle,
 )
+from playwright.sync_api import Page
 
 from memory import banks
 from memory.judge import HEURISTIC_LABEL
@@ -49,7 +50,17 @@ def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> N
     assert [b.name for b in banks.list_banks(ctx)] == ["help-desk"]
 
 
-def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Path) -> None:
+def check_our_navigation_and_wide_layout(page: Page) -> None:
+    """The lab's own navigation (not Streamlit's list of files) and the wide layout."""
+    links = page.get_by_test_id("stSidebarNav").get_by_role("link").all_inner_texts()
+    assert links == ["Banks", "Test compaction", "Statistics", "AI assistant", "Users"]
+    main = page.get_by_test_id("stMain").bounding_box()
+    block = page.get_by_test_id("stMainBlockContainer").bounding_box()
+    assert main is not None and block is not None
+    assert block["width"] >= 0.95 * main["width"]  # wide: centred is at most 736 px of 1,100
+
+
+def test_a_cold_deep_link_then_accept_applies_to_the_bank_on_screen(tmp_path: Path) -> None:
     from memory.models import BankCreate
 
     data = tmp_path / "db"
@@ -57,9 +68,11 @@ def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Pa
     for name in ("alpha", "beta"):
         banks.create(ctx, BankCreate(name=name, type="conversation", retention_days=30))
     with lab_server(data, free_port()) as url, browser_page(height=1600) as page:
-        page.goto(url)
+        # a fresh server's first request is a deep link: the page as the app shows it
+        page.goto(f"{url}/assistant")
         settle(page)
-        open_page(page, "AI assistant")
+        page.get_by_role("heading", name="AI assistant").wait_for()
+        check_our_navigation_and_wide_layout(page)
         page.get_by_label("Describe what the bank will hold").fill(
             "short-term session context, cleaned up weekly"
         )
@@ -83,21 +96,30 @@ def test_accept_applies_to_the_bank_on_screen_after_switching_banks(tmp_path: Pa
 
 
 def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
+    from memory.models import BankCreate
+
     data = tmp_path / "db"
+    banks.create(
+        open_context(str(data)), BankCreate(name="big", type="conversation", max_tokens=8000)
+    )
     with lab_server(data, free_port()) as url, browser_page(height=3000) as page:
         page.goto(url)
         settle(page)
         open_page(page, "Test compaction")
+        page.get_by_text("Judge, thresholds and a second prompt").click()
+        max_size = page.get_by_label("Max size (tokens, 0 = off)")
+        assert max_size.input_value() == "8000"  # the bank's
         page.get_by_text("Pasted entries", exact=True).click()
         settle(page)
+        assert max_size.input_value() == "0"  # not the bank's, carried over to a paste
         page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
         page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
         page.keyboard.press("Tab")
         settle(page)
-        page.get_by_text("Judge, thresholds and a second prompt").click()
-        page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)").fill(
-            PROMPT_B
-        )
+        prompt_b = page.get_by_role("textbox", name="Prompt B (to compare with the prompt above)")
+        if not prompt_b.is_visible():  # the expander opened above may be open still
+            page.get_by_text("Judge, thresholds and a second prompt").click()
+        prompt_b.fill(PROMPT_B)
         page.keyboard.press("Tab")
         settle(page)
         page.get_by_role("button", name="Compare with prompt B").click()

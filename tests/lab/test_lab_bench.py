@@ -67,9 +67,10 @@ def test_a_failed_run_shows_its_error_alone(open_page: OpenPage) -> None:
     app = _pasted(open_page)
     app.button(key="tc_run").click().run()
     assert any(m.label == "Overall score" for m in app.metric)
-    app.text_input(key="tc_judge").input("membank/nope").run()
+    app.text_input(key="tc_judge").input("gpt-5-turbo").run()  # litellm cannot route it
     app.button(key="tc_run").click().run()
-    assert app.error
+    errors = [e.value for e in app.error]  # checked before the summarizer runs
+    assert any("judge: unknown model 'gpt-5-turbo': litellm cannot" in e for e in errors), errors
     assert not any(m.label == "Overall score" for m in app.metric)
 
 
@@ -130,6 +131,11 @@ def test_many_flags_are_one_warning_box_and_instructions_with_nothing_checkable_
     assert row["score"] == "n/a" and "no instruction the heuristic judge can check" in row["reason"]
 
 
+def _max_size(app):  # type: ignore[no-untyped-def]
+    [found] = [n for n in app.number_input if n.label == "Max size (tokens, 0 = off)"]
+    return found
+
+
 def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenPage, ctx) -> None:  # type: ignore[no-untyped-def]
     from memory import banks
     from memory.models import BankCreate
@@ -142,7 +148,7 @@ def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenP
     app = open_page("test_compaction")
     shown = lambda: (  # noqa: E731
         app.text_area(key="tc_prompt").value,
-        app.number_input(key="tc_max_tokens").value,
+        _max_size(app).value,
     )
     assert shown() == ("Keep alpha facts.", 900)
     app.text_area(key="tc_prompt").input("My edit for alpha.").run()
@@ -152,6 +158,11 @@ def test_prompt_and_thresholds_follow_the_bank_and_source_shown(open_page: OpenP
     app.radio(key="tc_source").set_value("Pasted entries").run()
     assert shown() == ("Keep beta.", 0)  # pasted entries: no bank threshold carried over
     assert not app.warning and not app.exception
+    app.text_area(key="tc_pasted").input(CHAT).run()
+    _max_size(app).set_value(8000).run()  # a budget above the source
+    app.button(key="tc_run").click().run()
+    warned = [w.value for w in app.warning if w.value.startswith("The summary budget (")]
+    assert len(warned) == 1 and "is at least the source" in warned[0], warned
 
 
 def _shown_evaluation(body: str) -> None:

@@ -83,16 +83,29 @@ def test_a_bad_paste_is_an_error_that_names_the_line(open_page: OpenPage) -> Non
 def test_the_assistant_changes_nothing_until_accepted_and_then_exactly_the_proposal(
     open_page: OpenPage, ctx: Context
 ) -> None:
-    before = banks.create(ctx, BankCreate(name="support", type="conversation"))
+    before = banks.create(ctx, BankCreate(name="support", type="conversation", retention_days=365))
     app = open_page("assistant")
     app.text_area(key="as_description").input(
         "customer support, about 50 messages per day per customer"
     )
     app.radio(key="as_target").set_value("An existing bank").run()
     app.button(key="as_propose").click().run()
-    assert f"Proposed by {OFFLINE_ASSISTANT_LABEL}" in texts(app)
+    assert f"Proposed by {OFFLINE_ASSISTANT_LABEL} · mode balanced" in texts(app)
     proposal = app.session_state["as_proposal"]
     assert proposal.rationale and all(plain(line) in texts(app) for line in proposal.rationale)
+    # before Accept: what changes on the bank shown, and a warning that retention shrinks
+    [changes] = [t.value for t in app.table if "setting" in t.value.columns]
+    assert changes.to_dict("records") == [
+        {"setting": "compaction prompt", "now": "off",
+         "after accept": proposal.compaction_prompt, "changes": "yes"},
+        {"setting": "max size (tokens)", "now": "off", "after accept": "8000", "changes": "yes"},
+        {"setting": "max turns", "now": "off", "after accept": "200", "changes": "yes"},
+        {"setting": "retention", "now": "365 days", "after accept": "90 days", "changes": "yes"},
+        {"setting": "mode (fixed at creation)", "now": "balanced", "after accept": "balanced",
+         "changes": ""},
+    ]  # fmt: skip
+    [shrinks] = [w.value for w in app.warning if "Retention shrinks" in w.value]
+    assert shrinks.startswith("Retention shrinks from 365 days to 90 days: older entries are")
     app.button(key="as_test_prompt").click().run()  # one click: synthetic entries, this prompt
     assert not app.error, [e.value for e in app.error]
     assert "Test of the proposed prompt" in [h.value for h in app.subheader]
@@ -131,3 +144,21 @@ def test_a_test_on_a_banks_entries_leaves_the_bank_as_it_was(
     assert len(run.original) == 5 and "Saved runs on the entries of 'support'." in texts(app)
     assert ctx.store.table_version(bank.id) == version
     assert banks.get(ctx, "support") == bank
+
+
+def test_accept_for_a_new_bank_fills_the_create_form_with_the_templates_mode(
+    open_page: OpenPage, ctx: Context
+) -> None:
+    app = open_page("assistant")
+    app.text_area(key="as_description").input("minutes of our weekly team meeting").run()
+    app.button(key="as_propose").click().run()
+    assert app.session_state["as_proposal"].mode == "accurate"  # the meeting-notes template's
+    app.button(key="as_accept").click().run()  # a new bank: on to the create form
+    [mode] = [s for s in app.selectbox if s.label == "Mode (fixed after creation)"]
+    assert mode.value == "accurate"
+    app.switch_page("views/banks.py").run()  # AppTest reruns its own page, not the switched-to
+    [name] = [t for t in app.text_input if t.label == "Name"]
+    name.input("team")
+    app.button(key="create_bank").click().run()
+    assert not app.error, [e.value for e in app.error]
+    assert banks.get(ctx, "team").mode == "accurate"

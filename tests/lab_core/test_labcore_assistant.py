@@ -3,6 +3,8 @@ prompts from templates, retention cues; accept applies exactly the proposal, dis
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from compaction_support import make_bank
 
@@ -179,3 +181,57 @@ def test_accept_refuses_another_type_and_changes_nothing(ctx: Context) -> None:
 
     assert banks.get(ctx, bank.id) == bank
     assert _registry_version(ctx) == version
+
+
+NOTE = (
+    "Decided: the Leeds office moves to the new build in spring; Priya owns the plan and the "
+    "budget."
+)
+"""23 tokens: every entry of the statistics test is this one."""
+
+
+def test_an_existing_banks_statistics_set_the_numbers_and_its_mode_is_kept(ctx: Context) -> None:
+    from memory import entries
+    from memory.models import BankCreate, EntryIn
+    from memory.ops import lab
+
+    bank = banks.create(ctx, BankCreate(name="notes", template="meeting-notes", mode="fast"))
+    start = ctx.clock.now() - timedelta(days=10)
+    rows = [  # 2 keys x 60 entries over the last 10 days: 6 entries/day per key
+        EntryIn(key=key, speaker="ann", content=NOTE, created_at=start + timedelta(hours=4 * i))
+        for key in ("weekly", "retro")
+        for i in range(60)
+    ]
+    entries.write(ctx, bank, rows)
+    asked = lab.ProposeRequest(description="weekly meeting notes, delete them after 1 week")
+
+    proposal = lab.propose(ctx, asked.model_copy(update={"bank": "notes"}))
+    fresh = lab.propose(ctx, asked)  # for a new bank: the template's numbers and mode
+
+    # 6 entries/day x 23 tokens x 14 days (meeting notes stay verbatim 2 weeks) = 1,932
+    assert (proposal.max_tokens, proposal.max_turns, proposal.retention_days) == (1900, 84, 7)
+    assert (fresh.max_tokens, fresh.max_turns) == (6000, 150)
+    assert (proposal.mode, fresh.mode) == ("fast", "accurate")  # the bank's own; the template's
+    why = "\n".join(proposal.rationale)
+    assert (
+        "From bank 'notes''s statistics: 120 entries in 2 keys over 10 days = 6 entries/day "
+        "per key" in why
+    )
+    assert "6 entries/day per key x ~23 tokens (the bank's average entry) = 138 tokens/day" in why
+    assert "Its keys hold ~1,380 tokens on average (the largest ~1,380, 60 entries)" in why
+    assert "retention 7 days deletes most of them at the next retention run" in why
+    assert "Mode fast: bank 'notes' keeps its own" in why
+    assert lab.accept(ctx, "notes", fresh).mode == "fast"  # accepting never changes a mode
+
+
+@pytest.mark.parametrize(
+    ("description", "mode"),
+    [
+        ("weekly meeting notes", "accurate"),
+        ("user preferences, keep forever", "fast"),
+        ("customer support chats", "balanced"),
+        ("a bag of assorted notes", "balanced"),
+    ],
+)
+def test_a_proposal_for_a_new_bank_keeps_its_templates_mode(description: str, mode: str) -> None:
+    assert propose(description).mode == mode

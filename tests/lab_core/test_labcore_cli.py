@@ -141,6 +141,7 @@ def test_a_bank_test_and_the_saved_runs_listing(ctx: Context) -> None:
         (["--synthetic", "x", "--count", "1", "--prompt", "P"], 2, "count must be 2-500"),
         (["--prompt", "P"], 2, "one of the arguments --bank --pasted --synthetic"),
         (["--pasted", "GOOD", "--prompt", "P", "--judge", "membank/nope"], 2, "unknown offline"),
+        (["--bank", "chat", "--prompt", "P", "--judge", "gpt-5-turbo"], 2, "unknown model"),
     ],
 )
 def test_bad_input_exits_2_and_unknown_banks_3(

@@ -56,7 +56,7 @@ def test_the_model_proposes_and_the_reply_becomes_a_proposal(model: ScriptedComp
 
     proposal = propose("customer support, 50 messages a day", model=model)
 
-    assert proposal.model_dump() == {**PROPOSAL, "assistant": LABEL, "offline": False}
+    assert proposal.model_dump() == {**PROPOSAL, "assistant": LABEL, "offline": False, "mode": None}
     asked = sent(model)
     assert "customer support, 50 messages a day" in asked
     assert "customer-support (conversation)" in asked  # the templates are offered

@@ -45,3 +45,17 @@ def test_a_run_records_the_probe_and_the_cli_prints_it(ctx: Context) -> None:
     )  # fmt: skip
     assert code == 0, err
     assert "recall probe: 4 questions; answered from the summary" in out and "ratio" in out
+
+
+def test_the_probe_matches_word_forms_by_the_judges_stems() -> None:
+    from memory.prompt_lab.records import PlantedFact
+
+    fact = PlantedFact(kind="number", text="shipping refund", value="15 dollars")
+    answer = "15 dollars were refunded for the shipped box."
+    decoy = "A refund form is attached."  # shares "refund" as written, not the value
+
+    probe = recall_probe([fact], f"{answer} {decoy}", [answer, decoy])
+
+    # a trailing-"s" stemmer matched neither "refunded" nor "shipped" and took the decoy
+    assert probe.answers[0].summary_answer == answer
+    assert probe.from_summary == 1 and probe.from_history == 1

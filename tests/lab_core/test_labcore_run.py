@@ -203,6 +203,8 @@ def test_preview_of_llm_synthetic_entries_generates_nothing(ctx: Context) -> Non
         ({"runs": 21}, "runs must be 1-20"),
         ({"max_turns": -1}, "max_turns must be 0-"),
         ({"judge_model": "membank/nope"}, "unknown offline judge"),
+        ({"judge_model": "gpt-5-turbo"}, "judge: unknown model 'gpt-5-turbo': litellm cannot"),
+        ({"judge_model": "nosuchprovider/x"}, "judge: unknown model 'nosuchprovider/x'"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(
@@ -238,3 +240,19 @@ def test_a_failing_summarizer_saves_nothing(ctx: Context) -> None:
         run_test(ctx, PastedSource(text=PASTED), prompt=PROMPT)
 
     assert ctx.store.lab_run_bodies(ctx.account) == []
+
+
+def test_a_run_warns_when_its_budget_is_at_least_the_source(ctx: Context) -> None:
+    roomy = run_test(ctx, PastedSource(text=PASTED), prompt=PROMPT, max_tokens=8000, save=False)
+    tight = run_test(ctx, PastedSource(text=PASTED), prompt=PROMPT, save=False)
+
+    source = sum(count_tokens(e.content) for e in roomy.original[:-1])  # the newest is kept
+    assert (roomy.source_tokens, tight.source_tokens) == (source, source)
+    assert roomy.budget is not None and roomy.budget >= source
+    assert roomy.budget_warning() == (
+        f"The summary budget ({roomy.budget:,} tokens) is at least the source ({source} tokens): "
+        "nothing had to be dropped, so the scores say little. Lower the max size (or run a "
+        "suite, which targets 25% of the source)."
+    )
+    assert tight.budget is not None and tight.budget < source
+    assert tight.budget_warning() is None

@@ -59,6 +59,7 @@ def show_changes(current: Bank, proposal: Proposal) -> None:
         ("max turns", current.max_turns, proposal.max_turns),
         ("retention", ui.retention_text(current.retention_days),
          ui.retention_text(proposal.retention_days)),
+        ("mode (fixed at creation)", current.mode, current.mode),
     ]  # fmt: skip
     st.markdown(f"**Changes to {current.name!r} on Accept**")
     st.table(
@@ -82,7 +83,8 @@ def show_changes(current: Bank, proposal: Proposal) -> None:
 
 if proposal is not None:
     st.subheader("Proposal")
-    st.caption(f"Proposed by {proposal.assistant}")
+    mode = f" · mode {proposal.mode}" if proposal.mode else ""
+    st.caption(f"Proposed by {proposal.assistant}{mode}")
     cards = st.columns(4)
     cards[0].metric("Bank type", proposal.bank_type)
     cards[1].metric(
@@ -118,7 +120,7 @@ if proposal is not None:
             else:
                 state["assistant_draft"] = proposal
                 state.pop("as_proposal", None)
-                st.switch_page("pages/banks.py")
+                st.switch_page("views/banks.py")
     if discard_col.button("Discard", key="as_discard"):
         state.pop("as_proposal", None)
         state.pop("as_test", None)

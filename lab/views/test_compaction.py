@@ -72,10 +72,8 @@ else:
 
 origin = (kind, bank.id if bank is not None else None)
 if state.get("tc_origin") != origin:
-    # another bank or source: its own thresholds (a bank's, none for pasted or synthetic
-    # entries) and, for a bank, its own prompt; nothing carries over from the last one
-    for widget in ("tc_max_tokens", "tc_max_turns"):
-        state.pop(widget, None)
+    # another bank or source: for a bank, its own prompt; nothing carries over from the last
+    # one (the thresholds' widgets are keyed by the origin, below)
     if bank is not None or "tc_prompt" not in state:
         state["tc_prompt"] = (bank.compaction_prompt if bank else None) or DEFAULT_PROMPT
     state["tc_origin"] = origin
@@ -96,8 +94,12 @@ with st.expander("Judge, thresholds and a second prompt"):
         st.caption(DETERMINISTIC)
     else:
         runs = int(st.number_input("Judge runs (mean and spread)", 1, MAX_RUNS, 1, key="tc_runs"))
+    # one pair of widgets per bank or source: a widget's value lives in the browser too, so
+    # clearing its state would not reset it there (a bank's 8,000 tokens stayed on a paste)
     max_tokens, max_turns = ui.threshold_inputs(
-        "tc", bank.max_tokens if bank else None, bank.max_turns if bank else None
+        f"tc_{SOURCES.index(kind)}_{bank.id if bank else 'entries'}",
+        bank.max_tokens if bank else None,
+        bank.max_turns if bank else None,
     )
     prompt_b = st.text_area("Prompt B (to compare with the prompt above)", key="tc_prompt_b")
 options = {

@@ -54,6 +54,7 @@ with create_tab:
         "prompt": (template.compaction_prompt or "") if template else "",
         "max_tokens": template.max_tokens if template else None,
         "max_turns": template.max_turns if template else None,
+        "mode": template.mode if template else "balanced",
     }
     if draft is not None:
         st.info(f"Prefilled from the proposal of {draft.assistant}.")
@@ -62,6 +63,7 @@ with create_tab:
             max_tokens=draft.max_tokens,
             max_turns=draft.max_turns,
             type=draft.bank_type or prefill["type"],
+            mode=draft.mode or prefill["mode"],  # the template's mode the proposal matched
         )
     name = st.text_input("Name", key=f"{k}_name")
     description = st.text_input("Description", value="", key=f"{k}_description")
@@ -77,7 +79,7 @@ with create_tab:
     mode = right.selectbox(
         "Mode (fixed after creation)",
         mode_names,
-        index=mode_names.index(template.mode if template else "balanced"),
+        index=mode_names.index(prefill["mode"]) if prefill["mode"] in mode_names else 0,
         format_func=lambda m: f"{m}: {modes()[m].description}" if modes()[m].description else m,
         key=f"{k}_mode",
     )
@@ -98,9 +100,9 @@ with create_tab:
     if test.button("Test prompt", key="create_test_prompt"):
         st.session_state["draft_prompt"] = prompt
         st.session_state["draft_type"] = bank_type
-        st.switch_page("pages/test_compaction.py")
+        st.switch_page("views/test_compaction.py")
     if assist.button("Use AI assistant", key="create_assistant"):
-        st.switch_page("pages/assistant.py")
+        st.switch_page("views/assistant.py")
     if create.button("Create", type="primary", key="create_bank"):
         with ui.reported():
             spec = BankCreate(
