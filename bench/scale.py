@@ -222,12 +222,14 @@ STALL_SECONDS = 45.0
 def _sweep_watched(run: Any, cluster: Any, script: Any) -> int:
     """Run the sweep; restart a Dask worker that stalls; returns how many were restarted.
 
-    Under CPython 3.11 a Dask worker process running Prefect's task engine sometimes
-    deadlocks between a `threading.local` being freed and the GIL (cpython issue #100892,
-    seen here as a task that never ends while its worker is idle). Dask reruns a restarted
-    worker's task elsewhere, and a compaction run twice is safe (the partition lock and the
-    journal), so the sweep finishes; the figures say how often it happened, and a run with
-    a restart is slower by about STALL_SECONDS.
+    Now and then a task in a Dask worker never ends while its worker is idle. Session 14
+    caught one with py-spy: the task thread parked in LanceDB's `background_loop.run` on a
+    future the Rust side never resolved (inside `LanceTable.version`, every LanceDB and
+    tokio thread idle), as in lancedb/lancedb#4210 (open); an earlier one, seen with gdb,
+    looked like the CPython 3.11 `threading.local`/GIL race (cpython #100892). Dask reruns
+    a restarted worker's task elsewhere, and a compaction run twice is safe (the partition
+    lock and the journal), so the sweep finishes; the figures say how often it happened,
+    and a run with a restart is slower by about STALL_SECONDS.
     """
     import threading
 
@@ -244,14 +246,14 @@ def _sweep_watched(run: Any, cluster: Any, script: Any) -> int:
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     restarts = 0
-    first = seen = len(script.requests)
+    seen = len(script.requests)
     last_change = time.monotonic()
     while thread.is_alive():
         thread.join(timeout=1.0)
         if len(script.requests) != seen:
             seen, last_change = len(script.requests), time.monotonic()
-        elif seen > first and time.monotonic() - last_change > STALL_SECONDS:
-            # only once summaries started: the banks' evaluations before them call no model
+        elif time.monotonic() - last_change > STALL_SECONDS:
+            # the banks' evaluations before the summaries call no model, but take seconds
             with Client(cluster) as watcher:
                 busy = [w for w, tasks in watcher.processing().items() if tasks]
                 if busy:

@@ -162,6 +162,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
         over = len(work[True]) + len(work[False])
         note = f"{len(rows)} of {len(triggered)} banks checked, {over} partitions to compact"
         progress.update(len(rows), len(triggered) + over, note)
+    work = {summarized: interleaved(items) for summarized, items in work.items()}
     total, done = len(triggered) + len(work[True]) + len(work[False]), len(triggered)
     # Both kinds start at once; banks without a prompt are tallied and pruned first, so
     # they never wait for an LLM's retries.
@@ -200,6 +201,20 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
             f"{len(row.failures)} failed"
         )
     return rows
+
+
+def interleaved(
+    items: list[tuple[BankRow, BankCheck, str]],
+) -> list[tuple[BankRow, BankCheck, str]]:
+    """Return the partitions to compact taking one bank's after another's in turn (each
+    bank's own order kept), so the tasks running at once are mostly of different banks:
+    partitions of one bank share its table's commits and its deletion lock."""
+    by_bank: dict[str, list[tuple[BankRow, BankCheck, str]]] = {}
+    for item in items:
+        by_bank.setdefault(item[1].bank_id, []).append(item)
+    queues = list(by_bank.values())
+    turns = max((len(q) for q in queues), default=0)
+    return [q[i] for i in range(turns) for q in queues if i < len(q)]
 
 
 def _prune(data: str | None, changed: list[tuple[BankRow, BankCheck]]) -> None:
