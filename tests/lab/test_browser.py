@@ -40,6 +40,7 @@ def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> N
         score = page.get_by_test_id("stMetricValue").first.inner_text()
         criteria = page.get_by_test_id("stTable").first.inner_text()
         assert page.get_by_text(HEURISTIC_LABEL).first.is_visible()
+        check_a_failed_run_shows_its_error_alone(page)
     ctx = open_context(str(data))
     [run] = list_runs(ctx)  # the run the page showed, as saved
     assert " ".join(summary.split()) == " ".join(run.summary.split())
@@ -48,6 +49,24 @@ def test_a_compaction_test_on_pasted_entries_in_the_browser(tmp_path: Path) -> N
     assert run.evaluation.criteria and all(c.name in criteria for c in run.evaluation.criteria)
     assert (tmp_path / "test-compaction.png").stat().st_size > 10_000
     assert [b.name for b in banks.list_banks(ctx)] == ["help-desk"]
+
+
+def check_a_failed_run_shows_its_error_alone(page: Page) -> None:
+    """An unknown judge model: the error at once, and the result before it gone."""
+    if not page.get_by_label(JUDGE_LABEL).is_visible():
+        page.get_by_text("Judge, thresholds and a second prompt").click()
+    page.get_by_label(JUDGE_LABEL).fill("gpt-5-turbo")
+    page.keyboard.press("Tab")
+    settle(page)
+    page.get_by_role("button", name="Run test").click()
+    settle(page)
+    error = page.get_by_test_id("stAlertContentError").first
+    error.wait_for(timeout=60_000)
+    assert "unknown model 'gpt-5-turbo'" in error.inner_text()
+    assert not page.get_by_text("Overall score").is_visible()
+
+
+JUDGE_LABEL = "Judge model (any litellm name; empty: the heuristic judge, offline)"
 
 
 def check_our_navigation_and_wide_layout(page: Page) -> None:
