@@ -33,13 +33,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from memory import banks, rerank, validation
 from memory.config import Mode
 from memory.errors import InvalidInput
 from memory.models import HIT_FIELDS, Bank, Entry, SearchHit, SearchQuery
 from memory.search_carriers import carriers_after_their_turns
+from memory.search_scores import (
+    CALIBRATION,
+    Calibration,
+    Row,
+    best_per_entry,
+    chunk_vectors,
+    kth_score,
+    local_scores,
+    matrix_of,
+)
 from memory.types.entry_filter import EntryFilter
 from memory.types.fields import check_window
 
@@ -59,46 +67,6 @@ MAX_FETCH = 20_000
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """How raw relevance maps to a hit's score (tuned on the LoCoMo sample, see RESULTS)."""
-
-    cosine_floor: float = 0.25
-    """Cosine similarity scored 0: unrelated texts fall under it (MiniLM)."""
-    cosine_full: float = 0.65
-    """Cosine similarity scored 1: a close paraphrase."""
-    bm25_unit: float = 10.0
-    """BM25 points counted as a text score of 1."""
-    text_match: float = 1.0
-    """BM25 points added for matching at all (so a match in a small bank still counts)."""
-    vector_weight: float = 0.35
-    """Share of the vector score in the hybrid score."""
-    text_weight: float = 0.65
-    """Share of the text score in the hybrid score."""
-
-    def vector(self, raw: float) -> float:
-        """Return the vector score of a store `_score` ((1 + cosine) / 2)."""
-        cosine = 2.0 * raw - 1.0
-        span = self.cosine_full - self.cosine_floor
-        return min(1.0, max(0.0, (cosine - self.cosine_floor) / span))
-
-    def text(self, raw: float) -> float:
-        """Return the text score of a matching entry's BM25 score."""
-        return (self.text_match + max(0.0, raw)) / self.bm25_unit
-
-    def hybrid(self, vector_raw: float | None, text_raw: float | None) -> float:
-        """Return the hybrid score of an entry's two raw scores (None: no match there)."""
-        score = 0.0
-        if vector_raw is not None:
-            score += self.vector_weight * self.vector(vector_raw)
-        if text_raw is not None:
-            score += self.text_weight * self.text(text_raw)
-        return score
-
-
-CALIBRATION = Calibration()
-
-
-@dataclass(frozen=True)
 class Fetch:
     """How many chunk rows a search fetches at first (it fetches deeper when they fall short)."""
 
@@ -112,8 +80,6 @@ class Fetch:
     """Fewest entries each half of a hybrid search fetches (`OVERFETCH` chunk rows each)."""
 
 
-Row = dict[str, Any]
-"""One chunk a search found: its entry's fields, `chunk`, `chunk_text`, (`carries`), `_score`."""
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
@@ -252,7 +218,7 @@ def fuse(
     raw_vector = {row["id"]: float(row["_score"]) for row in vectors.rows}
     raw_text = {row["id"]: float(row["_score"]) for row in texts.rows}
     rows = {row["id"]: row for row in texts.rows} | {r["id"]: r for r in vectors.rows}
-    raw_vector |= _local_scores(texts.vectors, [e for e in rows if e not in raw_vector], vector)
+    raw_vector |= local_scores(texts.vectors, [e for e in rows if e not in raw_vector], vector)
     missing_vector = [e for e in rows if e not in raw_vector]
     missing_text = [e for e in rows if e not in raw_text] if texts.bound is not None else []
     unseen = (
@@ -260,7 +226,7 @@ def fuse(
         vectors.bound if vectors.bound is not None else -1.0,
     )
     complete = vectors.bound is None
-    cut = _kth_score(
+    cut = kth_score(
         [e for e in rows if e not in missing_vector and e not in missing_text],
         raw_vector,
         raw_text,
@@ -297,46 +263,6 @@ def fuse(
         for score, raw, e in scored
         if complete or (score, raw) > unseen
     ]
-
-
-def _local_scores(
-    chunks: dict[str, Any], entry_ids: Sequence[str], vector: Any
-) -> dict[str, float]:
-    """Return the raw vector score (as the store gives it: (1 + cosine) / 2) of the best
-    chunk of each of `entry_ids` whose chunk vectors are in `chunks`."""
-    ids = [e for e in entry_ids if e in chunks]
-    if not ids:
-        return {}
-    query = np.asarray(vector, np.float32)
-    query = query / (np.float32(np.linalg.norm(query)) or np.float32(1.0))
-    matrix = np.concatenate([chunks[e] for e in ids])
-    norms = np.linalg.norm(matrix, axis=1)
-    norms[norms == 0] = 1.0
-    cosine = matrix @ query / norms
-    starts = np.cumsum([0] + [len(chunks[e]) for e in ids[:-1]])
-    best = np.maximum.reduceat(cosine, starts)
-    return {e: (1.0 + float(c)) / 2.0 for e, c in zip(ids, best, strict=True)}
-
-
-def _kth_score(
-    entry_ids: Sequence[str],
-    raw_vector: dict[str, float],
-    raw_text: dict[str, float],
-    k: int,
-    calibration: Calibration,
-    unseen: tuple[float, float] | None,
-) -> float | None:
-    """Return the k-th best hybrid score of the scored `entry_ids` that are certain (above
-    `unseen`; None: all are), or None when fewer than k are."""
-    certain = []
-    for e in entry_ids:
-        score = calibration.hybrid(raw_vector.get(e), raw_text.get(e))
-        if unseen is None or (score, raw_vector.get(e, 0.0)) > unseen:
-            certain.append(score)
-    if len(certain) < k:
-        return None
-    certain.sort(reverse=True)
-    return certain[k - 1]
 
 
 def _scores_of(
@@ -430,42 +356,19 @@ def _ranked(
         )
         matrix = None
         if "chunk_vector" in found.column_names:  # as one array: not a Python float each
-            matrix = _matrix(found.column("chunk_vector"))
+            matrix = matrix_of(found.column("chunk_vector"))
             found = found.drop_columns(["chunk_vector"])
         rows = found.to_pylist()
         ranked = best_per_entry(rows)
         if method == "fts":
             ranked = carriers_after_their_turns(ranked, query.text)
         if len(rows) < limit:
-            return Half(ranked, None, _chunk_vectors(rows, matrix, ranked))
+            return Half(ranked, None, chunk_vectors(rows, matrix, ranked))
         cut = min(float(row["_score"]) for row in rows)
         certain = [row for row in ranked if float(row["_score"]) > cut]
         if len(certain) >= need or limit >= MAX_FETCH:
-            return Half(certain, cut, _chunk_vectors(rows, matrix, certain))
+            return Half(certain, cut, chunk_vectors(rows, matrix, certain))
         limit = min(limit * OVERFETCH, MAX_FETCH)
-
-
-def _matrix(column: Any) -> Any:
-    """Return a fixed-size-list column of vectors as a 2-D float32 array (nulls as zeros)."""
-    values = column.combine_chunks()
-    width = values.type.list_size
-    if values.null_count:
-        values = values.fill_null([0.0] * width)
-    flat = np.asarray(values.flatten().to_numpy(zero_copy_only=False), np.float32)
-    return flat.reshape(len(values), width)
-
-
-def _chunk_vectors(rows: Sequence[Row], matrix: Any, ranked: Sequence[Row]) -> dict[str, Any]:
-    """Return, for each entry of `ranked` all of whose chunks are among `rows` (row i's
-    vector is `matrix[i]`), its chunks' vectors (one row each; None `matrix`: none)."""
-    if matrix is None:
-        return {}
-    wanted = {row["id"]: int(row.get("chunk_count") or 1) for row in ranked}
-    chunks: dict[str, dict[int, int]] = {}
-    for index, row in enumerate(rows):
-        if row["id"] in wanted:
-            chunks.setdefault(row["id"], {})[int(row["chunk"])] = index
-    return {e: matrix[list(c.values())] for e, c in chunks.items() if len(c) == wanted[e]}
 
 
 def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row]) -> list[Row]:
@@ -482,14 +385,6 @@ def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row]) -> list[Row]:
         for r in rows
         if (r["id"], int(r["chunk"])) in found
     ]
-
-
-def best_per_entry(rows: Sequence[Row]) -> list[Row]:
-    """Return one row per entry (its best-scoring chunk), by score then entry id."""
-    best: dict[str, Row] = {}
-    for row in sorted(rows, key=lambda r: (-float(r["_score"]), r.get("chunk", 0))):
-        best.setdefault(row["id"], row)
-    return sorted(best.values(), key=lambda r: (-float(r["_score"]), r["id"]))
 
 
 def _fill_content(ctx: Context, bank: Bank, rows: list[Row]) -> None:

@@ -44,7 +44,7 @@ from memory.config import get_mode
 from memory.errors import InvalidInput, NotFound
 from memory.models import Bank, Entry, EntryIn
 from memory.providers.tokens import count_tokens
-from memory.search import best_per_entry
+from memory.search_scores import best_per_entry
 from memory.types.entry_filter import EntryFilter
 from memory.types.pages import PageAfter
 from memory.validation import check_text

@@ -17,15 +17,15 @@ count together and each machine counts its own (N machines allow N times the lim
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memory.store.locks import is_local
+from memory.ops.keys import rate_file
+
+__all__ = ["SharedBuckets", "rate_file"]
 
 _TAKE = """
 INSERT INTO buckets (key_id, tokens, counted_at, allowed) VALUES (:key, :limit - 1, :now, 1)
@@ -41,15 +41,6 @@ return what is left and whether the request may go (every SET reads the row befo
 
 PRUNE_EVERY = 1000
 """Takes of one process between two deletions of idle buckets."""
-
-
-def rate_file(uri: str) -> Path:
-    """Return the SQLite file of storage `uri`'s rate limits (see the module's docstring)."""
-    if is_local(uri):
-        folder = Path(uri.removeprefix("file://")).expanduser().resolve()
-        return folder / "_api" / "ratelimits.sqlite"
-    digest = hashlib.sha256(uri.rstrip("/").encode()).hexdigest()[:24]
-    return Path(tempfile.gettempdir()) / "membank-ratelimits" / f"{digest}.sqlite"
 
 
 class SharedBuckets:

@@ -4,13 +4,17 @@ REST API only of the caller's own."""
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from memory import accounts
 from memory.accounts import ApiKey, CreatedKey, KeyStore
 from memory.ops import banks
+from memory.store.locks import is_local
 
 if TYPE_CHECKING:
     from memory.context import Context
@@ -54,3 +58,13 @@ def list_keys(ctx: Context) -> list[ApiKey]:
 def revoke(ctx: Context, key_id: str) -> ApiKey:
     """Revoke a key of the account (another account's key is NotFound, like a missing one)."""
     return accounts.revoke_key(ctx, key_id, account=ctx.account)
+
+
+def rate_file(uri: str) -> Path:
+    """Return the SQLite file of storage `uri`'s API rate limits (`memory.api.rate_store`):
+    beside a local folder, else one per machine in its temporary folder."""
+    if is_local(uri):
+        folder = Path(uri.removeprefix("file://")).expanduser().resolve()
+        return folder / "_api" / "ratelimits.sqlite"
+    digest = hashlib.sha256(uri.rstrip("/").encode()).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / "membank-ratelimits" / f"{digest}.sqlite"
