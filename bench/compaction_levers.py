@@ -4,8 +4,8 @@ Usage: python bench/compaction_levers.py [--data DIR] [--ratio 0.25] [--only NAM
 
 Every row runs the current code with one setting changed in-process (module attributes,
 nothing stored): the compaction split (`memory.compaction.plan.SUMMARY_SHARE`), the
-extractive summarizer's knobs and rules (`memory.providers.summary_pick.TUNING`, the
-top-up rounds, number words) and three rules measured but not kept (short reactions
+extractive summarizer's knobs (`memory.providers.summary_pick.TUNING`: its defaults, among
+them the top-up rounds and number words) and three rules measured but not kept (short reactions
 ranked down, word-pair coverage, evaluative tails cut from a clause). Columns:
 bench/compaction_quality.py (tokens kept, answer retention, fragment share),
 bench/summarizer_probe.py at the same ratio per conversation,
@@ -61,7 +61,7 @@ def setting(module: Any, name: str, value: Any) -> Iterator[None]:
         setattr(module, name, old)
 
 
-def tuning(**changes: float) -> Callable[[], Any]:
+def tuning(**changes: Any) -> Callable[[], Any]:
     """Return a lever that replaces fields of the summarizer's Tuning."""
     return lambda: setting(
         summary_pick, "TUNING", dataclasses.replace(summary_pick.TUNING, **changes)
@@ -84,9 +84,9 @@ def reactions_down(factor: float = 0.5) -> Iterator[None]:
     """Rank short reactions ("Looks delish!") down by factor (measured, not kept)."""
     original = summary_pick.unit_value
 
-    def value(unit: summary_pick.Unit, covered: Any, weights: dict[str, float]) -> float:
+    def value(unit: summary_pick.Unit, covered: Any, *args: Any) -> float:
         scale = factor if _short_reaction(unit.text) else 1.0
-        return original(unit, covered, weights) * scale
+        return original(unit, covered, *args) * scale
 
     with setting(summary_pick, "unit_value", value):
         yield
@@ -105,8 +105,8 @@ def word_pairs(beta: float) -> Iterator[None]:
             unit.words = tuple(sorted(set(unit.words) | pairs))
         return found
 
-    def weighted(found: Any) -> dict[str, float]:
-        return {w: v * (beta if "_" in w else 1.0) for w, v in weights(found).items()}
+    def weighted(found: Any, *args: Any) -> dict[str, float]:
+        return {w: v * (beta if "_" in w else 1.0) for w, v in weights(found, *args).items()}
 
     with setting(summarize, "_units", paired), setting(summarize, "word_weights", weighted):
         yield
@@ -147,8 +147,8 @@ LEVERS: dict[str, tuple[Callable[[], Any], bool]] = {
     "decay 0.6 (old)": (tuning(decay=0.6), False),
     "decay 0.8": (tuning(decay=0.8), False),
     "decay 1.0": (tuning(decay=1.0), False),
-    "no top-up": (lambda: setting(summarize, "TOP_UP_ROUNDS", 0), False),
-    "no number words": (lambda: setting(sentences, "_NUMBER_WORDS", frozenset()), False),
+    "no top-up": (tuning(top_up_rounds=0), False),
+    "no number words": (tuning(number_words=False), False),
     "+ short reactions x0.5": (reactions_down, False),
     "+ word pairs 0.25": (lambda: word_pairs(0.25), False),
     "+ evaluative tails cut": (tails_cut, False),

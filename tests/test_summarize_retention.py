@@ -8,9 +8,11 @@ import dataclasses
 
 import pytest
 
-from memory.providers import sentences, summarize, summary_pick
+from memory.prompts import compaction_messages
+from memory.providers.extractive import ExtractiveCompleter
 from memory.providers.sentences import addressed, is_fragment, is_number
 from memory.providers.summarize import LABEL, extractive_summary
+from memory.providers.summary_pick import TUNING
 from memory.providers.tokens import count_tokens
 
 
@@ -43,12 +45,11 @@ def test_a_reply_about_the_listener_ranks_below_the_speakers_own_fact() -> None:
     assert "sculpting" not in summary
 
 
-def test_without_the_rule_the_reply_would_win(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_rule_the_reply_would_win() -> None:
     # the fixture is not trivially won by the fact: Ana's reply holds more rare words
-    neutral = dataclasses.replace(summary_pick.TUNING, addressed=1.0)
-    monkeypatch.setattr(summary_pick, "TUNING", neutral)
+    neutral = dataclasses.replace(TUNING, addressed=1.0)
     budget = count_tokens(LABEL) + count_tokens(LINES[0]) + 1
-    assert "sculpting ceramic owls" in extractive_summary(LINES, budget)
+    assert "sculpting ceramic owls" in extractive_summary(LINES, budget, tuning=neutral)
 
 
 def test_without_speakers_a_second_person_line_is_not_ranked_down() -> None:
@@ -80,9 +81,9 @@ def test_the_summary_fills_its_budget_without_exceeding_it(budget: int) -> None:
     assert said and not any(is_fragment(text) for text in said)
 
 
-def test_without_the_top_up_the_same_summary_ends_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(summarize, "TOP_UP_ROUNDS", 0)
-    assert count_tokens(extractive_summary(CLAUSES, 400)) < 400 - 4
+def test_without_the_top_up_the_same_summary_ends_short() -> None:
+    no_top_up = dataclasses.replace(TUNING, top_up_rounds=0)
+    assert count_tokens(extractive_summary(CLAUSES, 400, tuning=no_top_up)) < 400 - 4
 
 
 @pytest.mark.parametrize(
@@ -92,6 +93,7 @@ def test_without_the_top_up_the_same_summary_ends_short(monkeypatch: pytest.Monk
 def test_numbers_in_digits_or_words(word: str, expected: bool) -> None:
     assert is_number(word) is expected
     assert not is_number("throne")
+    assert is_number(word, words=False) is word[0].isdigit()
 
 
 PRINTS = ["Ana: The gallery sold colourful prints.", "Ana: The gallery sold twelve prints."]
@@ -103,10 +105,18 @@ def test_a_number_in_words_counts_like_digits() -> None:
     assert "twelve prints" in summary and "colourful" not in summary
 
 
-def test_without_number_words_the_count_would_lose(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sentences, "_NUMBER_WORDS", frozenset())
+def test_without_number_words_the_count_would_lose() -> None:
+    digits_only = dataclasses.replace(TUNING, number_words=False)
     budget = count_tokens(LABEL) + max(count_tokens(line) for line in PRINTS) + 1
-    assert "colourful prints" in extractive_summary(PRINTS, budget)
+    assert "colourful prints" in extractive_summary(PRINTS, budget, tuning=digits_only)
+
+
+def test_the_completer_takes_its_tuning() -> None:
+    budget = count_tokens(LABEL) + max(count_tokens(line) for line in PRINTS) + 1
+    prompt = compaction_messages("", "", PRINTS, budget)
+    assert "twelve prints" in ExtractiveCompleter().complete(prompt)
+    digits_only = ExtractiveCompleter(dataclasses.replace(TUNING, number_words=False))
+    assert "colourful prints" in digits_only.complete(prompt)
 
 
 def test_facts_that_differ_in_their_number_words_are_not_merged() -> None:

@@ -30,6 +30,7 @@ from memory.providers.summarize import (
     parse_compaction_prompt,
     prompt_instructions,
 )
+from memory.providers.summary_pick import Tuning
 from memory.providers.tokens import count_tokens
 
 FollowStatus = Literal["followed", "partly followed", "cannot follow offline", "not read offline"]
@@ -50,6 +51,10 @@ class ExtractiveCompleter:
 
     model = DEFAULT_COMPLETION_MODEL
 
+    def __init__(self, tuning: Tuning | None = None) -> None:
+        self.tuning = tuning
+        """The pick's knobs (None: the measured defaults, `summary_pick.TUNING`)."""
+
     @property
     def label(self) -> str:
         """Return how this completer's output is labelled where it is shown."""
@@ -64,11 +69,18 @@ class ExtractiveCompleter:
         """
         text = prompt_text(messages)
         previous, lines, budget = parse_compaction_prompt(text)
-        return guided_summary(prompt_instructions(text), lines, budget, previous_summary=previous)
+        return guided_summary(
+            prompt_instructions(text), lines, budget, previous_summary=previous, tuning=self.tuning
+        )
 
 
 def guided_summary(
-    instructions: str, lines: Sequence[str], budget_tokens: int, *, previous_summary: str = ""
+    instructions: str,
+    lines: Sequence[str],
+    budget_tokens: int,
+    *,
+    previous_summary: str = "",
+    tuning: Tuning | None = None,
 ) -> str:
     """Return the extractive summary of `lines` within `budget_tokens` that follows the
     checkable `instructions` (see the module docstring); with none, `extractive_summary`.
@@ -84,7 +96,12 @@ def guided_summary(
 
     def write(budget: int, dropping: Callable[[str], bool] | None = skip) -> str:
         return extractive_summary(
-            lines, budget, previous_summary=previous_summary, skip=dropping, layout=layout
+            lines,
+            budget,
+            previous_summary=previous_summary,
+            skip=dropping,
+            layout=layout,
+            tuning=tuning,
         )
 
     summary = write(budget_tokens)

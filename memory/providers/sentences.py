@@ -109,7 +109,7 @@ def addressed(text: str) -> bool:
     return bool(words & _SECOND_PERSON) and not words & _FIRST_PERSON
 
 
-def is_number(word: str) -> bool:
-    """Return whether a word is a number, in digits ("3", "2024-03-02") or in words ("three",
-    "dozen"; not "one", which is as often a pronoun)."""
-    return any(c.isdigit() for c in word) or word.lower() in _NUMBER_WORDS
+def is_number(word: str, *, words: bool = True) -> bool:
+    """Return whether a word is a number, in digits ("3", "2024-03-02") or, with `words`, in
+    words ("three", "dozen"; not "one", which is as often a pronoun)."""
+    return any(c.isdigit() for c in word) or (words and word.lower() in _NUMBER_WORDS)

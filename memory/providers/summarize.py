@@ -13,20 +13,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memory.providers.sentences import (
-    SENTENCE_END,
-    addressed,
-    is_fragment,
-    is_number,
-    split_speaker,
-)
-from memory.providers.summary_pick import Unit, pick, unit_value, word_weights
+from memory.providers import summary_pick
+from memory.providers.sentences import SENTENCE_END as _SENTENCE_END
+from memory.providers.sentences import addressed, is_fragment, is_number, split_speaker
+from memory.providers.summary_pick import Tuning, Unit, pick, unit_value, word_weights
 from memory.providers.tokens import count_tokens
 
 LABEL = "[extractive summary]"
 """First line of every extractive summary."""
 
-_SENTENCE_END = SENTENCE_END
 _CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+|\s+(?=[-–—]\s)|(?<=\s[-–—])\s+")
 _PHRASE_BREAK = re.compile(
     r"\s+(?=(?:in|of|for|with|at|on|to|from|by|and|or|but|that|which|who|because|while|"
@@ -164,13 +159,13 @@ def _content_words(text: str, names: frozenset[str]) -> list[str]:
     return words
 
 
-def _salient(text: str, words: set[str]) -> frozenset[str]:
+def _salient(text: str, words: set[str], number_words: bool) -> frozenset[str]:
     """Return the content words of text that are numbers (in digits or words: "three
     turtles" counts like "3 turtles"), dates or capitalised names."""
     found = set()
     for index, word in enumerate(_WORD.findall(text)):
         lower = word.lower()
-        number = is_number(word)
+        number = is_number(word, words=number_words)
         if lower in words and (number or lower in _DATE_WORDS or (index and word[0].isupper())):
             found.add(lower)
     return frozenset(found)
@@ -183,6 +178,7 @@ def _units(
     raw: bool = False,
     limit: int | None = None,
     skip: Callable[[str], bool] | None = None,
+    number_words: bool = True,
 ) -> list[Unit]:
     """Return the candidate clauses of the previous summary and the lines, in order.
 
@@ -228,7 +224,7 @@ def _units(
                     text=text,
                     words=words,
                     sequence=tuple(sequence),
-                    salient=_salient(text, found),
+                    salient=_salient(text, found, number_words),
                     first=frozenset(found - mentioned),
                     favoured=favoured,
                     fragment=fragment,
@@ -322,6 +318,7 @@ def extractive_summary(
     previous_summary: str = "",
     skip: Callable[[str], bool] | None = None,
     layout: Layout = Layout(),
+    tuning: Tuning | None = None,
 ) -> str:
     """Return a labelled extractive summary of lines that fits in budget_tokens.
 
@@ -331,6 +328,7 @@ def extractive_summary(
         previous_summary: An earlier summary; its clauses compete for the budget, favoured.
         skip: Leaves out every clause it is true of (what a prompt says to drop).
         layout: Speakers shown or not, bullets or not (what a prompt asks for).
+        tuning: The pick's knobs (None: `summary_pick.TUNING`, the measured defaults).
 
     Returns:
         The label line, then the kept clauses in input order, one line per speaker turn run.
@@ -354,24 +352,22 @@ def extractive_summary(
     floor = count_tokens(LABEL) + 4
     if budget_tokens < floor:
         raise ValueError(f"budget_tokens={budget_tokens} is too small; use at least {floor}")
+    knobs = tuning or summary_pick.TUNING
     room = budget_tokens - count_tokens(LABEL)
-    units = _units(lines, previous_summary, limit=room, skip=skip) or _units(
-        lines, previous_summary, raw=True, limit=room, skip=skip
+    numbers = knobs.number_words
+    units = _units(lines, previous_summary, limit=room, skip=skip, number_words=numbers) or _units(
+        lines, previous_summary, raw=True, limit=room, skip=skip, number_words=numbers
     )
-    weights = word_weights(units)
-    chosen = pick(units, weights, room)
+    weights = word_weights(units, knobs)
+    chosen = pick(units, weights, room, knobs)
     while chosen and count_tokens(summary := _render(chosen, layout)) > budget_tokens:
-        chosen.remove(min(chosen, key=lambda u: unit_value(u, Counter(), weights)))
+        chosen.remove(min(chosen, key=lambda u: unit_value(u, Counter(), weights, knobs)))
     if chosen:
-        return _topped_up(units, weights, room, summary, budget_tokens, layout)
+        return _topped_up(units, weights, room, summary, budget_tokens, layout, knobs)
     if not units:
         return LABEL
-    best = max(units, key=lambda u: unit_value(u, Counter(), weights))
+    best = max(units, key=lambda u: unit_value(u, Counter(), weights, knobs))
     return _truncated(best, budget_tokens, layout)
-
-
-TOP_UP_ROUNDS = 2
-"""Times a summary that rendered under its budget is picked again with the slack added."""
 
 
 def _topped_up(
@@ -381,6 +377,7 @@ def _topped_up(
     summary: str,
     budget: int,
     layout: Layout,
+    tuning: Tuning,
 ) -> str:
     """Return summary, or a fuller pick that still fits budget when summary left room.
 
@@ -388,12 +385,12 @@ def _topped_up(
     line drops or shares (about one token per line), so a summary renders a few percent
     under its budget; picking again with that slack added fills it.
     """
-    for _ in range(TOP_UP_ROUNDS):
+    for _ in range(tuning.top_up_rounds):
         slack = budget - count_tokens(summary)
         if slack < 2:
             break
         room += slack
-        fuller = _render(pick(units, weights, room), layout)
+        fuller = _render(pick(units, weights, room, tuning), layout)
         if count_tokens(fuller) > budget:
             break
         summary = fuller

@@ -44,6 +44,10 @@ class Tuning:
     """Weight multiplier for the most common words (lowest single cl100k token ids)."""
     rarity_rank: float = 30000
     """Token id from which a word counts as rare (multiplier 1)."""
+    top_up_rounds: int = 2
+    """Times a summary that rendered under its budget is picked again with the slack added."""
+    number_words: bool = True
+    """Numbers in words ("three turtles") count like digits ("3 turtles")."""
 
 
 TUNING = Tuning()
@@ -86,44 +90,50 @@ class Unit:
         return self.group == previous.group and self.position == previous.position + 1
 
 
-def word_weights(units: Sequence[Unit]) -> dict[str, float]:
+def word_weights(units: Sequence[Unit], tuning: Tuning = TUNING) -> dict[str, float]:
     """Return an IDF weight per content word, boosted for names, numbers and dates."""
     df: Counter[str] = Counter()
     for unit in units:
         df.update(unit.words)
     total = len(units) + 1
-    weights = {word: (math.log(total / count) + 0.5) * _rarity(word) for word, count in df.items()}
+    floor, rank = tuning.rarity_floor, tuning.rarity_rank
+    weights = {
+        word: (math.log(total / count) + 0.5) * _rarity(word, floor, rank)
+        for word, count in df.items()
+    }
     for unit in units:
         for word in unit.salient:
-            weights[word] = (math.log(total / df[word]) + 0.5) * TUNING.salient_boost
+            weights[word] = (math.log(total / df[word]) + 0.5) * tuning.salient_boost
     return weights
 
 
 @lru_cache(maxsize=65536)
-def _rarity(word: str) -> float:
+def _rarity(word: str, floor: float, rank: float) -> float:
     """Return a prior in [floor, 1] that is low for everyday words (short cl100k token id)."""
     ids = encode(" " + word)
-    if len(ids) > 1 or TUNING.rarity_floor >= 1:
+    if len(ids) > 1 or floor >= 1:
         return 1.0
-    scale = min(1.0, math.log(max(ids[0], 2)) / math.log(TUNING.rarity_rank))
-    return TUNING.rarity_floor + (1 - TUNING.rarity_floor) * scale
+    scale = min(1.0, math.log(max(ids[0], 2)) / math.log(rank))
+    return floor + (1 - floor) * scale
 
 
-def unit_value(unit: Unit, covered: Counter[str], weights: dict[str, float]) -> float:
+def unit_value(
+    unit: Unit, covered: Counter[str], weights: dict[str, float], tuning: Tuning = TUNING
+) -> float:
     """Return the value per token of unit given how often its words are already covered."""
     value = 0.0
     for word in unit.words:
-        bonus = TUNING.first_bonus if word in unit.first else 1.0
-        value += weights[word] * bonus * TUNING.decay ** covered[word]
+        bonus = tuning.first_bonus if word in unit.first else 1.0
+        value += weights[word] * bonus * tuning.decay ** covered[word]
     if unit.favoured:
-        value *= TUNING.favoured
+        value *= tuning.favoured
     if unit.text.endswith("?"):
-        value *= TUNING.question
+        value *= tuning.question
     if unit.fragment:
-        value *= TUNING.fragment
+        value *= tuning.fragment
     if unit.addressed:
-        value *= TUNING.addressed
-    return value / (unit.join_cost + TUNING.overhead)
+        value *= tuning.addressed
+    return value / (unit.join_cost + tuning.overhead)
 
 
 def _link(previous: Unit | None, unit: Unit) -> int:
@@ -135,7 +145,7 @@ def _link(previous: Unit | None, unit: Unit) -> int:
     return unit.join_cost + 1
 
 
-def _near_duplicate(unit: Unit, chosen: dict[str, list[Unit]]) -> bool:
+def _near_duplicate(unit: Unit, chosen: dict[str, list[Unit]], number_words: bool) -> bool:
     """Return whether a chosen unit of the same speaker already says what unit says.
 
     It does when unit's content words appear in it in the same order, or when they share at
@@ -144,14 +154,16 @@ def _near_duplicate(unit: Unit, chosen: dict[str, list[Unit]]) -> bool:
     so are "two cats and three dogs" and "three cats and two dogs".
     """
     words = set(unit.words)
-    numbers = _numbers(unit.sequence)
+    numbers = _numbers(unit.sequence, number_words)
     for other in {id(o): o for w in unit.words for o in chosen.get(w, [])}.values():
         if other.speaker != unit.speaker:
             continue
         if _in_order(unit.sequence, other.sequence):
             return True
         overlap = len(words & set(other.words))
-        if overlap / len(words | set(other.words)) >= 0.8 and numbers == _numbers(other.sequence):
+        if overlap / len(words | set(other.words)) >= 0.8 and numbers == _numbers(
+            other.sequence, number_words
+        ):
             return True
     return False
 
@@ -162,15 +174,17 @@ def _in_order(sequence: Sequence[str], other: Sequence[str]) -> bool:
     return all(word in remaining for word in sequence)
 
 
-def _numbers(sequence: Sequence[str]) -> list[str]:
-    """Return the words of sequence that are numbers (digits or number words), in order."""
-    return [word for word in sequence if is_number(word)]
+def _numbers(sequence: Sequence[str], number_words: bool) -> list[str]:
+    """Return the words of sequence that are numbers (digits, or number words if
+    `number_words`), in order."""
+    return [word for word in sequence if is_number(word, words=number_words)]
 
 
 def _select(
     units: Sequence[Unit],
     weights: dict[str, float],
     budget: int,
+    tuning: Tuning,
     *,
     favoured_cap: int | None = None,
     seed: Unit | None = None,
@@ -184,7 +198,9 @@ def _select(
     covered: Counter[str] = Counter()
     by_word: dict[str, list[Unit]] = {}
     heap = [
-        (-unit_value(unit, covered, weights), unit.position) for unit in units if unit is not seed
+        (-unit_value(unit, covered, weights, tuning), unit.position)
+        for unit in units
+        if unit is not seed
     ]
     heapq.heapify(heap)
     if seed is not None:
@@ -195,7 +211,7 @@ def _select(
     while heap:
         stale, position = heapq.heappop(heap)
         unit = units[position]
-        current = unit_value(unit, covered, weights)
+        current = unit_value(unit, covered, weights, tuning)
         fresh = unit is seed or not heap
         if not fresh and current < -stale - 1e-12 and current < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-current, position))
@@ -206,7 +222,7 @@ def _select(
         delta = _link(before, unit)
         if after is not None:
             delta += _link(unit, after) - _link(before, after)
-        if used + delta > budget or _near_duplicate(unit, by_word):
+        if used + delta > budget or _near_duplicate(unit, by_word, tuning.number_words):
             continue
         if unit.favoured and favoured_cap is not None:
             if favoured_used + delta > favoured_cap:
@@ -221,7 +237,9 @@ def _select(
     return chosen
 
 
-def pick(units: Sequence[Unit], weights: dict[str, float], room: int) -> list[Unit]:
+def pick(
+    units: Sequence[Unit], weights: dict[str, float], room: int, tuning: Tuning = TUNING
+) -> list[Unit]:
     """Return the units to keep in room tokens: the greedy pick, new lines included.
 
     When the previous summary would take everything, it is held to half the room (see
@@ -231,31 +249,31 @@ def pick(units: Sequence[Unit], weights: dict[str, float], room: int) -> list[Un
     most valuable one, and the most valuable new one), and the better pick is kept.
     """
     cap: int | None = None
-    chosen = _select(units, weights, room)
+    chosen = _select(units, weights, room, tuning)
     mixed = not all(u.favoured for u in units)
     if mixed and all(u.favoured for u in chosen):
         cap = room // 2
-        chosen = _select(units, weights, room, favoured_cap=cap)
-    best = _gain(chosen, weights)
+        chosen = _select(units, weights, room, tuning, favoured_cap=cap)
+    best = _gain(chosen, weights, tuning)
     fitting = [u for u in units if u.line_cost <= (room if cap is None or not u.favoured else cap)]
     seeds: list[Unit] = []
     for pool in (fitting, [u for u in fitting if not u.favoured]):
-        seed = max(pool, key=lambda u: _gain([u], weights), default=None)
-        if seed is not None and _gain([seed], weights) > best and seed not in seeds:
+        seed = max(pool, key=lambda u: _gain([u], weights, tuning), default=None)
+        if seed is not None and _gain([seed], weights, tuning) > best and seed not in seeds:
             seeds.append(seed)
     for seed in seeds:
-        seeded = _select(units, weights, room, favoured_cap=cap, seed=seed)
-        gain = _gain(seeded, weights)
+        seeded = _select(units, weights, room, tuning, favoured_cap=cap, seed=seed)
+        gain = _gain(seeded, weights, tuning)
         if gain > best and not (mixed and all(u.favoured for u in seeded)):
             chosen, best = seeded, gain
     return chosen
 
 
-def _gain(units: Sequence[Unit], weights: dict[str, float]) -> float:
+def _gain(units: Sequence[Unit], weights: dict[str, float], tuning: Tuning) -> float:
     """Return the total value of units, each word's value decaying as it repeats."""
     covered: Counter[str] = Counter()
     total = 0.0
     for unit in units:
-        total += unit_value(unit, covered, weights) * (unit.join_cost + TUNING.overhead)
+        total += unit_value(unit, covered, weights, tuning) * (unit.join_cost + tuning.overhead)
         covered.update(unit.words)
     return total
