@@ -142,6 +142,7 @@ class CountingExtractiveCompleter(ExtractiveCompleter):
     """The offline extractive summarizer (`membank/extractive`), counting its calls."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls = 0
 
     def complete(self, messages: Sequence[Message]) -> str:
