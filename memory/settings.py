@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     lease_seconds: float = 60.0
     """How long a lease lasts unrenewed (at least 60, Prefect's floor): how long a holder
     that died keeps the others waiting."""
+    lease_wait_seconds: float = 30.0
+    """How long a busy or unreachable lease service is asked again before a lock fails."""
     jobs: str = "process"
     """Where the API's long work runs: `process` (a thread pool in each API process, the
     offline default; jobs are lost with the process) or `prefect` (flow runs of the

@@ -215,13 +215,8 @@ def test_a_limit_lost_with_the_servers_database_is_made_again(leased: str) -> No
             assert not second  # a lease on a missing limit would have let it in
 
 
-def test_a_held_lease_is_renewed_by_the_processs_renewing_thread(
-    leased: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memory.leases import prefect as prefect_leases
-
-    monkeypatch.setattr(prefect_leases, "RENEW_CHECK_SECONDS", 0.05)
-    service = PrefectLeases(leased)
+def test_a_held_lease_is_renewed_by_the_processs_renewing_thread(leased: str) -> None:
+    service = PrefectLeases(leased, renew_check_seconds=0.05)
     with service.hold("membank-test-renewal", slots=1, limit=1, timeout=0) as held:
         assert held
         (lease,) = service._held

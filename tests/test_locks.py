@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from memory.errors import InvalidInput, StorageError
-from memory.leases import prefect as prefect_leases
 from memory.store import locks
 
 
@@ -155,7 +154,7 @@ def test_an_unreachable_lease_service_fails_the_lock_with_a_clear_error(
 ) -> None:
     monkeypatch.setenv("MEMBANK_LEASES", "prefect")
     monkeypatch.setenv("MEMBANK_LEASE_URL", "http://127.0.0.1:1/api")
-    monkeypatch.setattr(prefect_leases, "UNAVAILABLE_SECONDS", 0.0)  # asked once, not 30 s
+    monkeypatch.setenv("MEMBANK_LEASE_WAIT_SECONDS", "0")  # asked once, not 30 s
     with (
         pytest.raises(StorageError, match=r"lease service at http://127.0.0.1:1/api cannot"),
         locks.partition_lock("s3://bucket/data", "b", "k", timeout=None),

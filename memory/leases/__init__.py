@@ -46,7 +46,13 @@ class LeaseService(Protocol):
         ...
 
 
-_ENV = ("MEMBANK_LEASES", "MEMBANK_LEASE_URL", "MEMBANK_LEASE_SECONDS", "PREFECT_API_URL")
+_ENV = (
+    "MEMBANK_LEASES",
+    "MEMBANK_LEASE_URL",
+    "MEMBANK_LEASE_SECONDS",
+    "MEMBANK_LEASE_WAIT_SECONDS",
+    "PREFECT_API_URL",
+)
 _cache: dict[tuple[str | None, ...], LeaseService | None] = {}
 _chosen: list[LeaseService | None] = []
 _guard = threading.Lock()
@@ -99,4 +105,6 @@ def _make() -> LeaseService | None:
         )
     from memory.leases.prefect import PrefectLeases
 
-    return PrefectLeases(url, lease_seconds=settings.lease_seconds)
+    return PrefectLeases(
+        url, lease_seconds=settings.lease_seconds, unavailable_seconds=settings.lease_wait_seconds
+    )

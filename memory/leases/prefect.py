@@ -34,10 +34,6 @@ FIRST_WAIT = 0.05
 LONGEST_WAIT = 1.0
 """A full limit is asked again after FIRST_WAIT seconds, doubling up to LONGEST_WAIT (the
 server's Retry-After suits tasks queueing for minutes, not locks held for milliseconds)."""
-RENEW_CHECK_SECONDS = 1.0
-"""How often the renewing thread looks for leases due for renewal."""
-UNAVAILABLE_SECONDS = 30.0
-"""How long a busy or unreachable server is asked again before the lock fails."""
 
 
 class PrefectLeases:
@@ -47,11 +43,23 @@ class PrefectLeases:
         api_url: the Prefect API URL (PREFECT_API_URL's form).
         lease_seconds: how long a lease lasts unrenewed (at least 60): how long a dead
             holder keeps others waiting.
+        unavailable_seconds: how long a busy or unreachable server is asked again before
+            the lock fails (`MEMBANK_LEASE_WAIT_SECONDS`).
+        renew_check_seconds: how often the renewing thread looks for leases due for renewal.
     """
 
-    def __init__(self, api_url: str, *, lease_seconds: float = MIN_LEASE_SECONDS) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        *,
+        lease_seconds: float = MIN_LEASE_SECONDS,
+        unavailable_seconds: float = 30.0,
+        renew_check_seconds: float = 1.0,
+    ) -> None:
         self.where = api_url.rstrip("/")
         self.lease_seconds = max(float(lease_seconds), MIN_LEASE_SECONDS)
+        self.unavailable_seconds = unavailable_seconds
+        self.renew_check_seconds = renew_check_seconds
         self._client = httpx.Client(base_url=self.where + "/", timeout=30.0, headers=auth_headers())
         self._made: set[str] = set()
         self._made_guard = threading.Lock()
@@ -92,7 +100,7 @@ class PrefectLeases:
     def _renew_held(self) -> None:
         """Renew every held lease a third of its duration after it was last renewed."""
         while True:
-            time.sleep(RENEW_CHECK_SECONDS)
+            time.sleep(self.renew_check_seconds)
             now = time.monotonic()
             with self._held_guard:
                 due = [k for k, at in self._held.items() if now - at >= self.lease_seconds / 3]
@@ -104,8 +112,8 @@ class PrefectLeases:
 
     def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST `body`; a busy server (5xx: its database locked) or a dropped connection is
-        asked again for up to UNAVAILABLE_SECONDS before it is a StorageError."""
-        deadline = time.monotonic() + UNAVAILABLE_SECONDS
+        asked again for up to `unavailable_seconds` before it is a StorageError."""
+        deadline = time.monotonic() + self.unavailable_seconds
         wait = FIRST_WAIT
         while True:
             try:
