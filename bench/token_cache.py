@@ -2,9 +2,9 @@
 
 Usage: python bench/token_cache.py [--entries 20000] [--batch 1000] [--repeats 3]
 
-`memory.providers.tokens.word_count` counts text whose only whitespace is single spaces from
-remembered per-word counts; without it every chunk is encoded by tiktoken. Three measurements,
-each side by side in one run (the variants interleaved, alternating which goes first):
+`memory.providers.tokens.TokenCounter.word_count` counts text whose only whitespace is single
+spaces from remembered per-word counts; without it every chunk is encoded by tiktoken. Three
+measurements, each side by side in one run (the variants interleaved, alternating which goes first):
 
 1. count: `count_tokens` over every turn of the LoCoMo sample (real conversation text, its
    real vocabulary), cold caches each pass, with the fast path vs without.
@@ -45,15 +45,14 @@ LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"
 @contextmanager
 def caches(on: bool) -> Iterator[None]:
     """Run with the word caches (emptied first) or with every count encoded."""
-    tokens._first.clear()
-    tokens._spaced.clear()
-    real = tokens.word_count
+    real = tokens.COUNTER
+    tokens.COUNTER = tokens.TokenCounter()
     if not on:
-        tokens.word_count = lambda text: None  # type: ignore[assignment]
+        tokens.COUNTER.word_count = lambda text: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        tokens.word_count = real  # type: ignore[assignment]
+        tokens.COUNTER = real
 
 
 def locomo_texts() -> list[str]:

@@ -88,13 +88,6 @@ def _plain_count(text: str) -> int:
     return len(_plain_encoding().encode(text, disallowed_special=()))
 
 
-@pytest.fixture
-def cold_caches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Empty word-count caches, restored after the test."""
-    monkeypatch.setattr(tokens, "_first", tokens.WordCounts())
-    monkeypatch.setattr(tokens, "_spaced", tokens.WordCounts())
-
-
 @pytest.mark.parametrize("text", VARIED)
 def test_count_tokens_is_exact_on_varied_texts(text: str) -> None:
     expected = _plain_count(text)
@@ -103,15 +96,15 @@ def test_count_tokens_is_exact_on_varied_texts(text: str) -> None:
     assert tokens.encode(text) == _plain_encoding().encode(text, disallowed_special=())
 
 
-@pytest.mark.usefixtures("cold_caches")
-def test_count_tokens_is_exact_on_random_word_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_count_tokens_is_exact_on_random_word_texts() -> None:
     texts = _random_texts(3000, seed=1)
     expected = [_plain_count(t) for t in texts]
-    assert [tokens.count_tokens(t) for t in texts] == expected
-    # warm caches give the same counts, without encoding anything: all took the fast path
     counting = CountingEncoding(tokens.encoding())
-    monkeypatch.setattr(tokens, "encoding", lambda: counting)
-    assert [tokens.count_tokens(t) for t in texts] == expected
+    counter = tokens.TokenCounter(lambda: counting)
+    assert [counter.count(t) for t in texts] == expected
+    # warm caches give the same counts, without encoding anything: all took the fast path
+    counting.calls.clear()
+    assert [counter.count(t) for t in texts] == expected
     assert counting.calls == []
 
 
@@ -146,30 +139,29 @@ def _random_unicode_texts(count: int, seed: int) -> list[str]:
     return texts
 
 
-@pytest.mark.usefixtures("cold_caches")
 def test_count_tokens_is_exact_on_random_unicode() -> None:
     texts = _random_unicode_texts(2000, seed=3)
-    assert sum(tokens.word_count(t) is not None for t in texts) > 1000
-    assert [tokens.count_tokens(t) for t in texts] == [_plain_count(t) for t in texts]
+    counter = tokens.TokenCounter()
+    assert sum(counter.word_count(t) is not None for t in texts) > 1000
+    assert [counter.count(t) for t in texts] == [_plain_count(t) for t in texts]
 
 
-@pytest.mark.usefixtures("cold_caches")
-def test_the_fast_path_counts_from_words(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_path_counts_from_words() -> None:
     second = "please we'd like two coffees 😀"
     expected = _plain_count(second)
     counting = CountingEncoding(tokens.encoding())
-    monkeypatch.setattr(tokens, "encoding", lambda: counting)
-    tokens.count_tokens("we'd like two 😀 coffees, please")
+    counter = tokens.TokenCounter(lambda: counting)
+    counter.count("we'd like two 😀 coffees, please")
     # each word once (with its space), never the whole text
     assert counting.calls == ["we'd", " like", " two", " 😀", " coffees,", " please"]
     counting.calls.clear()
-    assert tokens.count_tokens(second) == expected
+    assert counter.count(second) == expected
     assert counting.calls == ["please", " we'd", " coffees"]  # only words new in that place
     counting.calls.clear()
-    tokens.count_tokens("two  spaces")
+    counter.count("two  spaces")
     assert counting.calls == ["two  spaces"]  # other whitespace: the whole text
-    assert tokens.word_count("two  spaces") is None
-    assert tokens.word_count("new\nline") is None and tokens.word_count(" lead") is None
+    assert counter.word_count("two  spaces") is None
+    assert counter.word_count("new\nline") is None and counter.word_count(" lead") is None
 
 
 def test_only_the_plain_space_is_printable_whitespace() -> None:
@@ -182,12 +174,12 @@ def test_only_the_plain_space_is_printable_whitespace() -> None:
     assert regex.findall(r"\s", everything) == white
 
 
-def test_the_word_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens, "_spaced", tokens.WordCounts(limit=50))
+def test_the_word_caches_stay_bounded() -> None:
+    counter = tokens.TokenCounter(limit=50)
     text = " ".join(f"w{i}" for i in range(200)) + " " + "y" * 100
-    assert tokens.count_tokens(text) == _plain_count(text)
-    assert 0 < len(tokens._spaced) <= 50
-    assert "y" * 100 not in tokens._spaced  # long words are counted, not remembered
+    assert counter.count(text) == _plain_count(text)
+    assert 0 < len(counter.spaced) <= 50
+    assert "y" * 100 not in counter.spaced  # long words are counted, not remembered
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(8, 2), (32, 8), (256, 32), (10_000, 0)])

@@ -79,8 +79,7 @@ def starts_character(token: int) -> bool:
 
 def count_tokens(text: str) -> int:
     """Return the number of cl100k tokens in `text`, exactly `len(encode(text))`."""
-    found = word_count(text)
-    return len(encoding().encode_ordinary(text)) if found is None else found
+    return COUNTER.count(text)
 
 
 def truncate(text: str, budget: int, *, count: Callable[[str], int] = count_tokens) -> str:
@@ -95,20 +94,9 @@ def truncate(text: str, budget: int, *, count: Callable[[str], int] = count_toke
 
 
 def word_count(text: str) -> int | None:
-    """Return the token count of `text` from remembered word counts; None when its
-    whitespace is not only single spaces between words (then only encoding tells).
-
-    Exact: cl100k cuts text into pieces with a regex and encodes each piece on its own;
-    only whitespace-only pieces hold whitespace past their first character (here, a lone
-    space), so every space starts a piece; the pattern's look-aheads (`$`, `(?!\\S)`) follow
-    only whitespace and its runs stop at a space as at the end of the text, so ` word` is cut
-    the same inside the text as alone (tests/test_write_fast_path.py checks the counts).
-    """
-    # isprintable: no whitespace but U+0020 (Unicode White_Space is all Cc, Zs, Zl or Zp)
-    if not text.isprintable() or "  " in text or text.startswith(" ") or text.endswith(" "):
-        return None
-    words = text.split(" ")
-    return _first_count(words[0]) + _spaced_count(words)
+    """Return the token count of `text` from the shared counter's remembered word counts;
+    None when only encoding tells (see `TokenCounter.word_count`)."""
+    return COUNTER.word_count(text)
 
 
 class WordCounts(dict[str, int]):
@@ -119,35 +107,76 @@ class WordCounts(dict[str, int]):
         self.limit = limit
 
 
-_first = WordCounts()
-_spaced = WordCounts()
+class TokenCounter:
+    """Exact cl100k token counts, with the token counts of words remembered for the fast
+    path (`word_count`): measured to pay end to end (bench/token_cache.py, RESULTS).
+
+    Args:
+        encoding: returns the encoding that counts (default: the shipped cl100k).
+        limit: words each cache remembers before it is emptied.
+        longest: longest word (characters) remembered; longer ones are counted every time.
+    """
+
+    def __init__(
+        self,
+        encoding: Callable[[], _Encoding] = encoding,
+        *,
+        limit: int = WORD_CACHE_SIZE,
+        longest: int = WORD_CACHE_LENGTH,
+    ) -> None:
+        self.encoding = encoding
+        self.longest = longest
+        self.first = WordCounts(limit)
+        """Counts of words at the start of a text."""
+        self.spaced = WordCounts(limit)
+        """Counts of ` word`: a word after a space."""
+
+    def count(self, text: str) -> int:
+        """Return the number of cl100k tokens in `text`, exactly `len(encode(text))`."""
+        found = self.word_count(text)
+        return len(self.encoding().encode_ordinary(text)) if found is None else found
+
+    def word_count(self, text: str) -> int | None:
+        """Return the token count of `text` from remembered word counts; None when its
+        whitespace is not only single spaces between words (then only encoding tells).
+
+        Exact: cl100k cuts text into pieces with a regex and encodes each piece on its own;
+        only whitespace-only pieces hold whitespace past their first character (here, a lone
+        space), so every space starts a piece; the pattern's look-aheads (`$`, `(?!\\S)`)
+        follow only whitespace and its runs stop at a space as at the end of the text, so
+        ` word` is cut the same inside the text as alone (tests/test_write_fast_path.py
+        checks the counts).
+        """
+        # isprintable: no whitespace but U+0020 (Unicode White_Space is all Cc, Zs, Zl or Zp)
+        if not text.isprintable() or "  " in text or text.startswith(" ") or text.endswith(" "):
+            return None
+        words = text.split(" ")
+        first = self.first.get(words[0])
+        if first is None:
+            first = self._remember(self.first, words[0], words[0])
+        return first + self._spaced_count(words)
+
+    def _spaced_count(self, words: list[str]) -> int:
+        """Return the tokens of ` word` summed over every word but the first."""
+        spaced = self.spaced
+        try:
+            return sum(map(spaced.__getitem__, islice(words, 1, None)))
+        except KeyError:
+            total = 0
+            for word in islice(words, 1, None):
+                found = spaced.get(word)
+                total += self._remember(spaced, word, " " + word) if found is None else found
+            return total
+
+    def _remember(self, counts: WordCounts, word: str, piece: str) -> int:
+        """Return the token count of `piece`, remembered under `word` when it is short."""
+        found = len(self.encoding().encode_ordinary(piece))
+        if len(word) <= self.longest:
+            if len(counts) >= counts.limit:
+                counts.clear()
+            counts[word] = found
+        return found
 
 
-def _first_count(word: str) -> int:
-    """Return the tokens of `word` at the start of a text."""
-    found = _first.get(word)
-    if found is None:
-        found = _remember(_first, word, word)
-    return found
-
-
-def _spaced_count(words: list[str]) -> int:
-    """Return the tokens of ` word` summed over every word but the first."""
-    try:
-        return sum(map(_spaced.__getitem__, islice(words, 1, None)))
-    except KeyError:
-        total = 0
-        for word in islice(words, 1, None):
-            found = _spaced.get(word)
-            total += _remember(_spaced, word, " " + word) if found is None else found
-        return total
-
-
-def _remember(counts: WordCounts, word: str, piece: str) -> int:
-    """Return the token count of `piece`, remembered under `word` when the word is short."""
-    found = len(encoding().encode_ordinary(piece))
-    if len(word) <= WORD_CACHE_LENGTH:
-        if len(counts) >= counts.limit:
-            counts.clear()
-        counts[word] = found
-    return found
+COUNTER = TokenCounter()
+"""The counter `count_tokens` and `word_count` use (its caches shared by the process)."""
