@@ -29,6 +29,7 @@ from memory.compaction.plan import summary_budget
 from memory.context import Context
 from memory.errors import ProviderError
 from memory.models import SUMMARY_TAG, Entry, EntryIn, SearchQuery
+from memory.ops import entries as ops_entries
 from memory.store.locks import partition_lock
 from memory.testing import ScriptedCompleter
 
@@ -151,6 +152,22 @@ def test_inline_compaction_runs_after_each_write(
     other = make_bank(ctx, name="untriggered")
     write_turns(ctx, other, "k", 30, compact=True)
     assert len(entries.load(ctx, other, "k")) == 30
+
+
+def test_one_write_over_several_keys_compacts_exactly_the_partitions_it_took_over(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    bank = make_bank(ctx, max_turns=6)
+    for key in ("a", "b", "c"):
+        write_turns(ctx, bank, key, 5)
+    batch = [
+        EntryIn(key=key, speaker="x", content=f"more on {key} {i}") for key in "ab" for i in (1, 2)
+    ]
+    batch.append(EntryIn(key="d", speaker="x", content="a new partition"))
+    result = ops_entries.write(ctx, ops_entries.WriteRequest(bank=bank.id, items=batch))
+    assert [(r.key, r.status) for r in result.compacted] == [("a", "compacted"), ("b", "compacted")]
+    assert len(entries.load(ctx, bank, "a")) <= 6 and len(entries.load(ctx, bank, "b")) <= 6
+    assert len(entries.load(ctx, bank, "c")) == 5 and len(entries.load(ctx, bank, "d")) == 1
 
 
 def test_no_prompt_drops_overflow_without_calling_a_model(

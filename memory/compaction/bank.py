@@ -13,7 +13,7 @@ from memory.compaction.apply import (
     compact_partition,
     reconcile,
 )
-from memory.compaction.scan import evaluate_bank, partition_size
+from memory.compaction.scan import evaluate_bank, over_among
 from memory.models import Bank
 
 if TYPE_CHECKING:
@@ -60,18 +60,14 @@ def compact_if_over(ctx: Context, bank: Bank, keys: Iterable[str]) -> list[Compa
     or sweep, and a partition another compaction holds is skipped.
     """
     results: list[CompactionResult] = []
-    if not bank.has_trigger():
-        return results
-    for key in sorted(set(keys)):
-        if not partition_size(ctx, bank, key).reasons:
-            continue
-        result = compact_partition(ctx, bank, key, wait=0)
+    for over in over_among(ctx, bank, set(keys)):
+        result = compact_partition(ctx, bank, over.key, wait=0)
         results.append(result)
         if result.status == "failed":
             log.warning(
                 "compaction of %s/%s failed, entries kept for the next try: %s",
                 bank.name,
-                key,
+                over.key,
                 result.error,
             )
     return results

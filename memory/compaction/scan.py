@@ -3,6 +3,7 @@ scan of a bank, `EntryStore.partition_sizes`); one threshold rule (`plan.thresho
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,21 @@ def evaluate_bank(ctx: Context, bank: Bank) -> BankEvaluation:
 
 
 def partition_size(ctx: Context, bank: Bank, key: str) -> PartitionSize:
-    """Return one partition's size (the inline check after a write)."""
+    """Return one partition's size."""
     found = ctx.store.partition_sizes(bank.id, EntryFilter.key(key))
     entries, tokens = (found[0].entries, found[0].tokens) if found else (0, 0)
     return PartitionSize(key, entries, tokens, threshold_reasons(bank, entries, tokens))
+
+
+def over_among(ctx: Context, bank: Bank, keys: Collection[str]) -> list[PartitionSize]:
+    """Return the partitions of `keys` over a threshold, in key order, from one query of
+    their sizes (the inline check after a write, however many keys it touched)."""
+    if not keys or not bank.has_trigger():
+        return []
+    sizes = ctx.store.partition_sizes(bank.id, EntryFilter(keys=tuple(sorted(set(keys)))))
+    over = [
+        PartitionSize(s.key, s.entries, s.tokens, reasons)
+        for s in sizes
+        if (reasons := threshold_reasons(bank, s.entries, s.tokens))
+    ]
+    return sorted(over, key=lambda size: size.key)
