@@ -6,17 +6,18 @@
 scheduled (`run_deployment(..., timeout=0)`); a worker runs the merge off the user's path.
 A flow run costs about a second of orchestration around a merge of a few tenths, so
 conversations that end together are better merged in one run: `batching_trigger()`
-collects the merges asked for within `window` seconds and schedules one run of the batch
-deployment for all of them (each merge in exactly one batch), which splits them into at
-most `BATCH_THREADS` shares, one task each (a task costs a few tenths of a second of
-orchestration too); every merge of one user is in the same share, in the order asked.
-Retrying is safe: a summary records the ids of the messages it covers, so a retried or
-repeated merge adds nothing twice.
+collects the merges asked for together (until `quiet` seconds pass with none, at most
+`window` seconds) and schedules one run of the batch deployment for all of them (each merge
+in exactly one batch), which splits them into at most `BATCH_THREADS` shares, one task each
+(a task costs a few tenths of a second of orchestration too); every merge of one user is
+in the same share, in the order asked. Retrying is safe: a summary records the ids of the
+messages it covers, so a retried or repeated merge adds nothing twice.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from prefect import flow, task, unmapped
@@ -44,7 +45,9 @@ BATCH_DEPLOYMENT = f"{BATCH_FLOW_NAME}/merge-batch"
 BATCH_THREADS = 4
 """Merges of one batch run at once (merges of one user still take turns)."""
 BATCH_WINDOW_SECONDS = 0.5
-"""How long `batching_trigger` collects merges before it schedules their batch."""
+"""Longest `batching_trigger` collects merges after the first of a batch."""
+BATCH_QUIET_SECONDS = 0.1
+"""A batch is scheduled once no merge was asked for this long (a burst has ended)."""
 
 
 MERGE_TASK: dict[str, Any] = {
@@ -210,15 +213,20 @@ def flow_trigger(data: str | None = None) -> SessionMergeTrigger:
 
 
 class _Batcher:
-    """Collects merge requests and schedules one batch run per account every `window`."""
+    """Collects merge requests and schedules one batch run per account: `quiet` seconds
+    after the last request of a burst, or `window` seconds after its first, if sooner."""
 
-    def __init__(self, data: str | None, window: float, schedule: Any) -> None:
+    def __init__(
+        self, data: str | None, window: float, schedule: Any, quiet: float = BATCH_QUIET_SECONDS
+    ) -> None:
         self._data = data
         self._window = window
+        self._quiet = quiet
         self._schedule = schedule
         self._pending: dict[str, dict[tuple[str, str, str], MergeItem]] = {}
-        self._timer: threading.Timer | None = None
-        self._guard = threading.Lock()
+        self._first_at = self._last_at = 0.0
+        self._waiter: threading.Thread | None = None
+        self._guard = threading.Condition()
 
     def __call__(self, request: SessionMergeRequest) -> None:
         item = MergeItem(
@@ -228,20 +236,33 @@ class _Batcher:
             max_tokens=request.max_tokens,
         )
         with self._guard:
+            self._last_at = time.monotonic()
+            if self._waiter is None:
+                self._first_at = self._last_at
+                self._waiter = threading.Thread(target=self._wait, name="merge-batch", daemon=True)
+                self._waiter.start()
             batch = self._pending.setdefault(request.account, {})
             batch[(item.user, item.agent, item.conversation)] = item  # asked twice: once
-            if self._timer is None:
-                self._timer = threading.Timer(self._window, self.flush)
-                self._timer.daemon = True
-                self._timer.start()
+
+    def _wait(self) -> None:
+        """Flush when the batch is due, unless it was flushed by hand meanwhile."""
+        with self._guard:
+            while self._waiter is threading.current_thread():
+                due = min(self._first_at + self._window, self._last_at + self._quiet)
+                left = due - time.monotonic()
+                if left <= 0:
+                    break
+                self._guard.wait(left)
+            else:
+                return
+        self.flush()
 
     def flush(self) -> None:
         """Schedule what was collected now (each request in exactly one batch)."""
         with self._guard:
             pending, self._pending = self._pending, {}
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None
+            self._waiter = None
+            self._guard.notify_all()
         for account, items in pending.items():
             self._schedule(list(items.values()), self._data, account)
 
@@ -253,10 +274,16 @@ def _run_batch_deployment(items: list[MergeItem], data: str | None, account: str
     run_deployment(BATCH_DEPLOYMENT, parameters=parameters, timeout=0)
 
 
-def batching_trigger(data: str | None = None, *, window: float = BATCH_WINDOW_SECONDS) -> _Batcher:
-    """Return a trigger that collects the merges asked for within `window` seconds and
-    schedules one run of the `membank-session-merge-batch/merge-batch` deployment per
-    account for them; returns at once. `flush()` schedules what is collected now: call it
+def batching_trigger(
+    data: str | None = None,
+    *,
+    window: float = BATCH_WINDOW_SECONDS,
+    quiet: float = BATCH_QUIET_SECONDS,
+) -> _Batcher:
+    """Return a trigger that collects the merges asked for together (until `quiet` seconds
+    pass with none, at most `window` seconds after the first) and schedules one run of the
+    `membank-session-merge-batch/merge-batch` deployment per account for them; returns at
+    once. `flush()` schedules what is collected now: call it
     before the process exits, or a batch still collecting is lost with the process (its
     conversations stay in working memory, unmerged, until merged again)."""
-    return _Batcher(data, window, _run_batch_deployment)
+    return _Batcher(data, window, _run_batch_deployment, quiet)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from memory.agents import session, working
 from memory.agents.session import SessionMergeRequest
@@ -147,7 +148,7 @@ def test_the_batching_trigger_schedules_one_run_for_conversations_ending_togethe
     deployment_id = session_merge_batch_flow.to_deployment(name="merge-batch").apply()
     data = str(tmp_path / "db")
     ctx = writer(data)
-    trigger = batching_trigger(data, window=600)  # flushed by hand below, not by the clock
+    trigger = batching_trigger(data, window=600, quiet=600)  # flushed by hand, not the clock
     for user, conversation in (("ann", "a1"), ("bob", "b1"), ("ann", "a2"), ("ann", "a1")):
         tell(ctx, user, conversation, f"{user} said something in {conversation}.")
         session.end_conversation(
@@ -169,6 +170,46 @@ def test_the_batching_trigger_schedules_one_run_for_conversations_ending_togethe
         ("ann", "a2"),
     ]
     assert runs[0].parameters["account"] == "acme"
+
+
+def _request(user: str, conversation: str) -> SessionMergeRequest:
+    return SessionMergeRequest(
+        account="acme", user=user, agent="concierge", conversation=conversation
+    )
+
+
+def _batches_of(window: float, quiet: float) -> tuple[Any, list[list[str]], threading.Event]:
+    from flows.session_merge import MergeItem, _Batcher
+
+    batches: list[list[str]] = []
+    scheduled = threading.Event()
+
+    def schedule(items: list[MergeItem], data: str | None, account: str) -> None:
+        batches.append([i.conversation for i in items])
+        scheduled.set()
+
+    return _Batcher(None, window, schedule, quiet), batches, scheduled
+
+
+def test_a_burst_of_merges_is_scheduled_once_it_goes_quiet_without_waiting_for_the_window() -> None:
+    trigger, batches, scheduled = _batches_of(window=600, quiet=0.05)
+    for conversation in ("c1", "c2", "c3"):
+        trigger(_request("ann", conversation))
+    assert scheduled.wait(60)  # long before the 600 s window
+    assert batches == [["c1", "c2", "c3"]]
+    scheduled.clear()
+    trigger(_request("bob", "c4"))  # after the batch went: the next one
+    assert scheduled.wait(60)
+    assert batches == [["c1", "c2", "c3"], ["c4"]]
+
+
+def test_a_steady_stream_of_merges_is_still_scheduled_within_the_window() -> None:
+    trigger, batches, scheduled = _batches_of(window=0.05, quiet=600)
+    trigger(_request("ann", "c1"))
+    assert scheduled.wait(60)  # the window closed although the stream was never quiet
+    assert batches == [["c1"]]
+    trigger.flush()
+    assert batches == [["c1"]]  # nothing left: nothing scheduled twice
 
 
 def test_a_batch_is_shared_out_with_each_users_merges_together_in_order() -> None:
