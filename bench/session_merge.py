@@ -10,10 +10,10 @@ then copies that store once per arm and merges every conversation into its pair'
 summary:
 - loop: `memory.agents.session.merge_conversation` called by `--threads` threads;
 - batch (issue 20): every conversation ends at once through `end_conversation` with the
-  batching trigger (`flows.session_merge`: 0.1 s quiet, at most a 0.5 s window), which schedules one run of the
-  `membank-session-merge-batch/merge-batch` deployment (applied to a local Prefect test
-  server); that flow run is then executed in this process as a worker executes it
-  (`prefect.flow_engine.run_flow` on the scheduled run), its merges as tasks on
+  batching trigger (`flows.session_merge`: 0.1 s quiet, at most a 0.5 s window), which
+  schedules one run of the `membank-session-merge-batch/merge-batch` deployment (applied to
+  a local Prefect test server); that flow run is then executed in this process as a worker
+  executes it (`prefect.flow_engine.run_flow` on the scheduled run), its merges as tasks on
   `--threads` threads. Timed from the first end_conversation to the run's end; only a process
   worker's start-up (~8 s, once per batch, not per conversation) is left out;
 - flow: `session_merge_flow` called once per conversation, `--threads` runs at a time (the
