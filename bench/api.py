@@ -54,7 +54,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -155,14 +155,16 @@ def _wait_up(url: str, key: str, server: subprocess.Popen[bytes]) -> None:
     raise SystemExit("membank api did not start in 180 s")
 
 
-def _concurrent(url: str, key: str, bank_id: str, calls: int, clients: int) -> float:
+def _concurrent(
+    url: str, key: str, bank_id: str, calls: int, clients: int, queries: Sequence[str] = QUERIES
+) -> float:
     """Return searches per second with `clients` threads each sending calls/clients."""
     per = max(calls // clients, 1)
 
     def run(worker: int) -> None:
         with httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=60) as http:
             for i in range(per):
-                body = {"text": QUERIES[(worker + i) % len(QUERIES)], "k": 10}
+                body = {"text": queries[(worker + i) % len(queries)], "k": 10}
                 http.post(f"/memory_banks/{bank_id}/search", json=body).raise_for_status()
 
     threads = [threading.Thread(target=run, args=(w,)) for w in range(clients)]
@@ -330,6 +332,12 @@ def main() -> None:
     api_noisy.add_arguments(parser)
     parser.add_argument("--workers", action="store_true", help="1 vs 2 API workers only")
     parser.add_argument("--clients", type=int, default=8, help="clients of --workers")
+    parser.add_argument(
+        "--text",
+        choices=("synthetic", "locomo"),
+        default="synthetic",
+        help="--workers: the synthetic support turns, or the LoCoMo sample's turns and questions",
+    )
     args = parser.parse_args()
     if args.rate_store:
         from bench import api_rates
@@ -342,7 +350,9 @@ def main() -> None:
     if args.workers:  # bench/api_workers.py (issue 20)
         import api_workers
 
-        api_workers.run(sys.modules[__name__], args.entries, args.calls, args.clients, args.rounds)
+        api_workers.run(
+            sys.modules[__name__], args.entries, args.calls, args.clients, args.rounds, args.text
+        )
         return
     if args.thread_pages:
         thread_pages(args.long, args.short, args.repeat)

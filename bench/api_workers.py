@@ -1,7 +1,11 @@
-"""`python bench/api.py --workers [--entries 2000] [--calls 160] [--clients 8] [--rounds 3]`:
-search throughput of `membank api --workers 2` against `--workers 1`, side by side.
+"""`python bench/api.py --workers [--entries 2000] [--calls 160] [--clients 8] [--rounds 3]
+[--text synthetic|locomo]`: search throughput of `membank api --workers 2` against
+`--workers 1`, side by side.
 
-One conversation bank (the offline MiniLM int8 embedder) of `--entries` turns; two servers
+One conversation bank (the offline MiniLM int8 embedder) of `--entries` synthetic turns (few
+distinct texts: most queries tie on full text over most of the bank, so each search reads it
+nearly whole, ~0.2 s of CPU on both cores) or of the LoCoMo sample's 2,760 real turns with its
+questions as queries (`--text locomo`, whole-bank searches as an agent's would be); two servers
 over the same storage run at once, one with 1 uvicorn worker and one with 2 (with
 `MEMBANK_JOBS=prefect`, which more than one worker needs; no job is started, so no Prefect
 server is needed). Each of `--rounds` rounds sends `--calls` searches from `--clients` threads
@@ -39,8 +43,33 @@ def _start(data: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     )
 
 
-def run(bench: Any, entries_n: int, calls: int, clients: int, rounds: int) -> None:
-    """Measure and print; `bench` is bench/api.py's module (its bank, server helpers)."""
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"
+
+
+def locomo() -> tuple[list[Any], list[str]]:
+    """Return the LoCoMo sample's turns (each conversation a key) and its questions."""
+    from memory.models import EntryIn
+
+    turns: list[Any] = []
+    questions: list[str] = []
+    for path in sorted(LOCOMO.glob("*.json")):
+        data = json.loads(path.read_text("utf-8"))
+        conversation = data.get("conversation", data)
+        for name, value in conversation.items():
+            if name.startswith("session_") and isinstance(value, list):
+                turns += [
+                    EntryIn(key=path.stem, speaker=str(t["speaker"]), content=str(t["text"]))
+                    for t in value
+                    if t.get("text")
+                ]
+        questions += [str(q["question"]) for q in data.get("qa", []) if q.get("question")]
+    return turns, questions
+
+
+def run(bench: Any, entries_n: int, calls: int, clients: int, rounds: int, text: str) -> None:
+    """Measure and print; `bench` is bench/api.py's module (its bank, server helpers);
+    `text`: `synthetic` (`entries_n` support turns, bench/api.py's 6 queries) or `locomo`
+    (the LoCoMo sample's 2,760 turns, searched whole-bank with its questions)."""
     from memory import banks, entries
     from memory.accounts import create_key
     from memory.context import Context
@@ -50,7 +79,11 @@ def run(bench: Any, entries_n: int, calls: int, clients: int, rounds: int) -> No
     data = str(Path(tempfile.mkdtemp(prefix="membank-bench-workers-")) / "db")
     ctx = Context(store=LanceStore(data), account=bench.ACCOUNT)
     bank = banks.create(ctx, BankCreate(name="support", type="conversation", mode="balanced"))
-    entries.write(ctx, bank, [bench._turn(i) for i in range(entries_n)])
+    if text == "locomo":
+        turns, queries = locomo()
+    else:
+        turns, queries = [bench._turn(i) for i in range(entries_n)], list(bench.QUERIES)
+    entries.write(ctx, bank, turns)
     key = create_key(ctx, bench.ACCOUNT).key
     servers = {n: (bench._free_port(), None) for n in (1, 2)}
     started = {n: _start(data, port, n) for n, (port, _) in servers.items()}
@@ -59,11 +92,11 @@ def run(bench: Any, entries_n: int, calls: int, clients: int, rounds: int) -> No
         for n, (port, _) in servers.items():
             url = f"http://127.0.0.1:{port}"
             bench._wait_up(url, key, started[n])
-            bench._concurrent(url, key, bank.id, clients * 4, clients)  # warm every worker
+            bench._concurrent(url, key, bank.id, clients * 4, clients, queries)  # warm them all
         for r in range(rounds):
             for n in (1, 2) if r % 2 == 0 else (2, 1):
                 url = f"http://127.0.0.1:{servers[n][0]}"
-                rates[n].append(bench._concurrent(url, key, bank.id, calls, clients))
+                rates[n].append(bench._concurrent(url, key, bank.id, calls, clients, queries))
     finally:
         for server in started.values():
             os.killpg(server.pid, signal.SIGINT)
@@ -79,6 +112,7 @@ def run(bench: Any, entries_n: int, calls: int, clients: int, rounds: int) -> No
         "searches_per_s_2": round(two, 2),
         "speedup_2": round(two / one, 2),
         "clients": clients,
+        "text": text,
         "load_average": os.getloadavg()[0],
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
