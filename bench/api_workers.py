@@ -43,26 +43,16 @@ def _start(data: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     )
 
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo"
-
-
 def locomo() -> tuple[list[Any], list[str]]:
     """Return the LoCoMo sample's turns (each conversation a key) and its questions."""
-    from memory.models import EntryIn
+    from bench.locomo import DEFAULT_DATA, load_conversation
 
     turns: list[Any] = []
     questions: list[str] = []
-    for path in sorted(LOCOMO.glob("*.json")):
-        data = json.loads(path.read_text("utf-8"))
-        conversation = data.get("conversation", data)
-        for name, value in conversation.items():
-            if name.startswith("session_") and isinstance(value, list):
-                turns += [
-                    EntryIn(key=path.stem, speaker=str(t["speaker"]), content=str(t["text"]))
-                    for t in value
-                    if t.get("text")
-                ]
-        questions += [str(q["question"]) for q in data.get("qa", []) if q.get("question")]
+    for path in sorted(DEFAULT_DATA.glob("*.json")):
+        found, asked = load_conversation(path)
+        turns += found
+        questions += [question.text for question in asked]
     return turns, questions
 
 

@@ -1,13 +1,6 @@
 """Small Protocols for the collaborators passed into the core: embedder, completer, clock, and
-the store (its four ports live in `memory.store_ports`, re-exported here):
-- `BankRegistry`: bank records;
-- `EntryStore`: entries in, entries out, by `memory.types.entry_filter.EntryFilter` (never
-  SQL text, never a storage column), the final-deletion transaction (`delete_final`) and the
-  partition lock;
-- `LabRuns`: saved compaction test runs;
-- `ApiKeys`: API key rows.
-`Store` is all four plus the chunk-row methods still used while callers move (`scan`,
-`count`, `delete_where`, ... with `where` strings): new code uses the entry-level methods.
+the store (`BankRegistry`, `EntryStore`, `LabRuns`, `ApiKeys` and their union `Store`,
+described in `memory.store_ports`, re-exported here).
 """
 
 from __future__ import annotations
