@@ -40,6 +40,7 @@ from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
 from memory.store.idempotency import IdempotencyTable
 from memory.store.lab_runs import LabRunsStore
+from memory.store.latest_turns import Stamp, stamp_of
 from memory.store.pages import EntryPages
 from memory.store.registry import Registry
 from memory.store.repairs import Repairs
@@ -152,6 +153,7 @@ class LanceStore(
         """Drop a bank's entries table and its files (reset source, delete bank)."""
         name = entries_table_name(bank_id)
         self._tables.pop(name, None)
+        self.latest_turns.forget(bank_id)
         if name in self._table_names():
             self._db.drop_table(name)
         self._drop_carried(bank_id)
@@ -204,7 +206,9 @@ class LanceStore(
                 )
                 table = carried.with_carried_columns(table, derived.carried)
             if not unique:
-                self.add_rows(bank_id, table)
+                added = self._add_rows(bank_id, table, stamped=carry)
+                if carry and derived.stamp is not None and len(added) == 1:
+                    self.latest_turns.remember(bank_id, derived.stamp, added[0], derived.latest)
                 return list(written)
             skipped = self.add_new_rows(bank_id, table)
         return [entry for entry in written if entry.id not in skipped]
@@ -219,6 +223,10 @@ class LanceStore(
         indices once enough piled up (`segments.index_new_rows`), so index segments stay
         bounded.
         """
+        self._add_rows(bank_id, rows)
+
+    def _add_rows(self, bank_id: str, rows: pa.Table, *, stamped: bool = False) -> list[Stamp]:
+        """`add_rows`; returns the entries table's stamp after each append, when `stamped`."""
         dims = int(rows.schema.field("vector").type.list_size)
         table = self._entries(bank_id)
         if table is None:  # not `or`: an empty table is falsy (len() counts its rows)
@@ -228,10 +236,13 @@ class LanceStore(
             rows, side = carried.split(rows)  # the carried text goes to its own table
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
-        for start in range(0, max(data.num_rows, 1), step):
-            self._append(table, data.slice(start, step))
+        added = [
+            self._append(table, data.slice(start, step), stamped)
+            for start in range(0, max(data.num_rows, 1), step)
+        ]
         if side is not None:
             self._add_carried(bank_id, side)
+        return [stamp for stamp in added if stamp is not None]
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id the bank does not hold yet (stored or folded
@@ -248,10 +259,12 @@ class LanceStore(
             self.uri, bank_id, rows, known=known, append=lambda t: self.add_rows(bank_id, t)
         )
 
-    def _append(self, table: Any, part: pa.Table) -> None:
+    def _append(self, table: Any, part: pa.Table, stamped: bool = False) -> Stamp | None:
         with self._writing(table):
             self._on_latest(table, lambda t: t.add(part))
+        stamp = stamp_of(table.to_lance()) if stamped else None  # before any maintenance
         self._maintain_if_due(table)
+        return stamp
 
     def _maintain_if_due(self, table: Any) -> None:
         """Fold new rows into the indices once enough piled up (`segments.needs_indexing`)."""

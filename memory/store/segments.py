@@ -72,6 +72,9 @@ class StoreTuning:
             writes the tables (a write in flight there would lose its files).
         vector_index_rows: chunk rows from which maintenance builds the vector index
             (`vector_index`); smaller tables are searched exactly.
+        remembered_turns: keys whose latest turn the store remembers between its writes to
+            a conversation bank, over all banks (`latest_turns`: a write to them reads no
+            stored turns); 0: every write scans.
         nprobes: index partitions a search with no filter visits (recall@10 against exact
             search: bench/vector_index.py); 0: searches never use the index.
     """
@@ -85,6 +88,7 @@ class StoreTuning:
     delete_unverified: bool | None = None
     vector_index_rows: int = 50_000
     nprobes: int = 20
+    remembered_turns: int = 10_000
 
     def __post_init__(self) -> None:
         counts = (
@@ -96,6 +100,8 @@ class StoreTuning:
         )
         if min(counts) < 1:
             raise ValueError("StoreTuning row and segment counts must be at least 1")
+        if self.remembered_turns < 0:
+            raise ValueError("StoreTuning.remembered_turns must be 0 or more")
         if self.nprobes < 0:
             raise ValueError("StoreTuning.nprobes must be 0 (never use the index) or more")
 
