@@ -27,7 +27,6 @@ from memory.store import (
     filters,
     indices,
     neighbour_text,
-    neighbours,
     queries,
     segments,
     unique,
@@ -262,13 +261,19 @@ class LanceStore(
     def _append(self, table: Any, part: pa.Table, stamped: bool = False) -> Stamp | None:
         with self._writing(table):
             self._on_latest(table, lambda t: t.add(part))
-        stamp = stamp_of(table.to_lance()) if stamped else None  # before any maintenance
-        self._maintain_if_due(table)
-        return stamp
+        dataset = table.to_lance()  # the version just committed: its stamp, its backlog
+        self._maintain_if_due(table, dataset)
+        return stamp_of(dataset) if stamped else None
 
-    def _maintain_if_due(self, table: Any) -> None:
-        """Fold new rows into the indices once enough piled up (`segments.needs_indexing`)."""
-        if self._on_latest(table, lambda t: segments.needs_indexing(t, self.tuning)):
+    def _maintain_if_due(self, table: Any, dataset: Any | None = None) -> None:
+        """Fold new rows into the indices once enough piled up (`segments.needs_indexing`;
+        `dataset`: the latest version, already open)."""
+        given = [dataset]  # a retry (files pruned under the read) reopens the latest
+
+        def due(t: Any) -> bool:
+            return segments.needs_indexing(t, self.tuning, given.pop() if given else None)
+
+        if self._on_latest(table, due):
             self._maintain(table)
 
     def maintain(self, bank_id: str) -> None:
@@ -356,28 +361,6 @@ class LanceStore(
             ids = pc.unique(doomed.column(0)).to_pylist()
             where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
         return where
-
-    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
-        """Take the turns `predicate` matches out of the index text of the rows that carry
-        them (`neighbours`), so deleting them next leaves no copy; one commit when any."""
-        table = self._entries(bank_id)
-        if table is None:
-            return
-        try:
-            found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
-            if not found:
-                return
-            with self._writing(table):
-                self.tuning.retry.run(
-                    lambda: neighbours.drop_carried(table, found),
-                    when=lost_race,
-                    reset=table.checkout_latest,
-                )
-        except STORAGE_ERRORS as exc:
-            raise StorageError(
-                f"rewriting the index text of neighbours failed: {engine_text(exc)}"
-            ) from exc
-        self._maintain_if_due(table)  # the rewritten rows are new rows
 
     def search(
         self,
