@@ -103,14 +103,16 @@ class RecordingStore(LanceStore):
         self.maintain_seconds = 0.0
         self.maintained = 0
 
-    def add_rows(self, bank_id: str, rows: pa.Table) -> None:
-        """Store the rows as LanceStore does, timing it and recording the stored rows."""
+    def _add_rows(self, bank_id: str, rows: pa.Table, *, stamped: bool = False) -> list[Any]:
+        """Store the rows as LanceStore does (`add_rows` and a write's `append` both come
+        here), timing it and recording the stored rows."""
         dims = int(rows.schema.field("vector").type.list_size)
         started = time.perf_counter()
-        super().add_rows(bank_id, rows)
+        added = super()._add_rows(bank_id, rows, stamped=stamped)
         self.add_seconds += time.perf_counter() - started
         if self.record:
             self.batches.append(with_search_text(rows, entries_schema(dims)))
+        return added
 
     def _maintain(self, table: Any, *, merge: bool = False) -> None:
         started = time.perf_counter()

@@ -5,7 +5,9 @@ Usage: python bench/write_growth.py [--small 10000] [--large 300000] [--writes 5
 Builds each bank as `bench/retention.py --neighbours` does (turns appended in time order over
 100,000 keys, each carrying the turn before it, maintained), then times `--writes` writes of
 100 turns at "now" to 100 keys through `memory.entries.write` (hashing embedder: no model
-cost), medians. Target (issue 24): the large bank's median within 2x of the small one's.
+cost), medians; the first write (whose keys' turns the store has not remembered yet, so it
+scans them) is not counted but printed. Target (issue 24): the large bank's median within 2x
+of the small one's.
 The last line of stdout is a JSON object (`ratio`: large median / small median).
 """
 
@@ -29,8 +31,9 @@ from memory import entries
 from memory.models import EntryIn
 
 
-def median_write(turns: int, writes: int) -> float:
-    """Return the median seconds of a 100-entry write on a bank of `turns` turns."""
+def median_write(turns: int, writes: int) -> tuple[float, float]:
+    """Return the median seconds of a 100-entry write on a bank of `turns` turns, and the
+    seconds of the first write (its keys' turns not yet remembered by the store: a scan)."""
     ctx = context(tempfile.mkdtemp(prefix="membank-write-growth-") + "/a")
     bank = build(ctx, turns, 3650, neighbours=True)
     keys = [f"conversation-{k}" for k in range(0, 100_000, 1000)]
@@ -49,7 +52,7 @@ def median_write(turns: int, writes: int) -> float:
         started = time.perf_counter()
         entries.write(ctx, bank, items)
         times.append(time.perf_counter() - started)
-    return statistics.median(times[1:])
+    return statistics.median(times[1:]), times[0]
 
 
 def main() -> None:
@@ -59,13 +62,23 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=300_000)
     parser.add_argument("--writes", type=int, default=5)
     args = parser.parse_args()
-    small = median_write(args.small, args.writes)
-    large = median_write(args.large, args.writes)
+    small, small_first = median_write(args.small, args.writes)
+    large, large_first = median_write(args.large, args.writes)
     print(
         f"100-entry write: {small:.3f} s on {args.small:,} turns, {large:.3f} s on "
         f"{args.large:,}: {large / small:.2f}x (target <= 2x)"
     )
-    figures = {"small_s": round(small, 3), "large_s": round(large, 3), "ratio": large / small}
+    print(
+        f"first write (uncounted: its keys' turns are scanned): {small_first:.3f} s vs "
+        f"{large_first:.3f} s: {large_first / small_first:.2f}x"
+    )
+    figures = {
+        "small_s": round(small, 3),
+        "large_s": round(large, 3),
+        "small_first_s": round(small_first, 3),
+        "large_first_s": round(large_first, 3),
+        "ratio": large / small,
+    }
     print(json.dumps(figures))
 
 

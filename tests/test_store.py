@@ -158,6 +158,26 @@ def test_rows_are_folded_into_the_indices_and_stay_searchable(ctx: Context, gen:
         assert len(hits) == 3
 
 
+def test_the_backlog_a_write_checks_is_what_lancedb_counts_unindexed(
+    ctx: Context, gen: Bank
+) -> None:
+    """`needs_indexing` counts from the manifest the rows LanceDB's index_stats counts."""
+    ctx = _tuned(ctx, reindex_every=10_000, loose_fragments=10_000)  # nothing is folded
+    for i in range(5):
+        entries.write(ctx, gen, [EntryIn(key=f"k{i}", content=f"note {n}") for n in range(i + 1)])
+        if i == 2:
+            ctx.store.maintain(gen.id)
+        if i == 3:
+            one = filters.conjoin(filters.equals("key", "k3"), filters.equals("text", "note 0"))
+            ctx.store.delete_where(gen.id, one, prune=False)  # a deletion file, no prune
+        table = ctx.store.entries_table(gen.id)
+        pending = table.index_stats("key_idx").num_unindexed_rows
+        for limit in (pending, pending + 1):
+            tuning = StoreTuning(reindex_every=max(limit, 1), loose_fragments=10_000)
+            due = store_segments.needs_indexing(table, tuning)
+            assert due == (0 < pending >= limit), (i, pending, limit)
+
+
 def test_each_indexed_write_gets_its_own_segment_until_small_ones_are_merged(
     ctx: Context, gen: Bank, tmp_path: Path
 ) -> None:

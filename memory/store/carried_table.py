@@ -29,6 +29,30 @@ class CarriedTables(Connection):
     if TYPE_CHECKING:  # provided by LanceStore
 
         def _entries(self, bank_id: str) -> Any | None: ...
+        def _maintain_if_due(self, table: Any, dataset: Any | None = None) -> None: ...
+
+    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
+        """Take the turns `predicate` matches out of the index text of the rows that carry
+        them in the entries table (a table made before the carried table: `neighbours`), so
+        deleting them next leaves no copy; one commit when any."""
+        table = self._entries(bank_id)
+        if table is None:
+            return
+        try:
+            found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
+            if not found:
+                return
+            with self._writing(table):
+                self.tuning.retry.run(
+                    lambda: neighbours.drop_carried(table, found),
+                    when=lost_race,
+                    reset=table.checkout_latest,
+                )
+        except STORAGE_ERRORS as exc:
+            raise StorageError(
+                f"rewriting the index text of neighbours failed: {engine_text(exc)}"
+            ) from exc
+        self._maintain_if_due(table)  # the rewritten rows are new rows
 
     def _carried(self, bank_id: str) -> Any | None:
         """Return the bank's carried-text table at its latest version (None: it has none)."""

@@ -14,6 +14,7 @@ import lancedb
 
 from memory.errors import StorageError
 from memory.store import segments
+from memory.store.latest_turns import LatestTurns
 from memory.store.locks import is_local, pruning, spans_machines, writing
 from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
 from memory.store.segments import StoreTuning
@@ -55,6 +56,8 @@ class Connection:
         self._tables: dict[str, Any] = {}
         self._datasets: dict[str, tuple[Any, int, Any]] = {}
         """Each table's Lance dataset as searches last read it: (table, version, dataset)."""
+        self.latest_turns = LatestTurns(self.tuning.remembered_turns)
+        """The latest turn of recently written conversation keys (`latest_turns`)."""
         self._lookups: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
         """Registry look-ups by (account, filter), each with the registry version read."""
         unverified = self.tuning.delete_unverified

@@ -27,7 +27,6 @@ from memory.store import (
     filters,
     indices,
     neighbour_text,
-    neighbours,
     queries,
     segments,
     unique,
@@ -40,6 +39,7 @@ from memory.store.deletion import Deletions
 from memory.store.entry_reads import EntryReads
 from memory.store.idempotency import IdempotencyTable
 from memory.store.lab_runs import LabRunsStore
+from memory.store.latest_turns import Stamp, stamp_of
 from memory.store.pages import EntryPages
 from memory.store.registry import Registry
 from memory.store.repairs import Repairs
@@ -152,6 +152,7 @@ class LanceStore(
         """Drop a bank's entries table and its files (reset source, delete bank)."""
         name = entries_table_name(bank_id)
         self._tables.pop(name, None)
+        self.latest_turns.forget(bank_id)
         if name in self._table_names():
             self._db.drop_table(name)
         self._drop_carried(bank_id)
@@ -204,7 +205,9 @@ class LanceStore(
                 )
                 table = carried.with_carried_columns(table, derived.carried)
             if not unique:
-                self.add_rows(bank_id, table)
+                added = self._add_rows(bank_id, table, stamped=carry)
+                if carry and derived.stamp is not None and len(added) == 1:
+                    self.latest_turns.remember(bank_id, derived.stamp, added[0], derived.latest)
                 return list(written)
             skipped = self.add_new_rows(bank_id, table)
         return [entry for entry in written if entry.id not in skipped]
@@ -219,6 +222,10 @@ class LanceStore(
         indices once enough piled up (`segments.index_new_rows`), so index segments stay
         bounded.
         """
+        self._add_rows(bank_id, rows)
+
+    def _add_rows(self, bank_id: str, rows: pa.Table, *, stamped: bool = False) -> list[Stamp]:
+        """`add_rows`; returns the entries table's stamp after each append, when `stamped`."""
         dims = int(rows.schema.field("vector").type.list_size)
         table = self._entries(bank_id)
         if table is None:  # not `or`: an empty table is falsy (len() counts its rows)
@@ -228,10 +235,13 @@ class LanceStore(
             rows, side = carried.split(rows)  # the carried text goes to its own table
         data = with_search_text(rows, entries_schema(dims))
         step = self.tuning.segment_rows
-        for start in range(0, max(data.num_rows, 1), step):
-            self._append(table, data.slice(start, step))
+        added = [
+            self._append(table, data.slice(start, step), stamped)
+            for start in range(0, max(data.num_rows, 1), step)
+        ]
         if side is not None:
             self._add_carried(bank_id, side)
+        return [stamp for stamp in added if stamp is not None]
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:
         """Append the chunk rows whose entry id the bank does not hold yet (stored or folded
@@ -248,14 +258,22 @@ class LanceStore(
             self.uri, bank_id, rows, known=known, append=lambda t: self.add_rows(bank_id, t)
         )
 
-    def _append(self, table: Any, part: pa.Table) -> None:
+    def _append(self, table: Any, part: pa.Table, stamped: bool = False) -> Stamp | None:
         with self._writing(table):
             self._on_latest(table, lambda t: t.add(part))
-        self._maintain_if_due(table)
+        dataset = table.to_lance()  # the version just committed: its stamp, its backlog
+        self._maintain_if_due(table, dataset)
+        return stamp_of(dataset) if stamped else None
 
-    def _maintain_if_due(self, table: Any) -> None:
-        """Fold new rows into the indices once enough piled up (`segments.needs_indexing`)."""
-        if self._on_latest(table, lambda t: segments.needs_indexing(t, self.tuning)):
+    def _maintain_if_due(self, table: Any, dataset: Any | None = None) -> None:
+        """Fold new rows into the indices once enough piled up (`segments.needs_indexing`;
+        `dataset`: the latest version, already open)."""
+        given = [dataset]  # a retry (files pruned under the read) reopens the latest
+
+        def due(t: Any) -> bool:
+            return segments.needs_indexing(t, self.tuning, given.pop() if given else None)
+
+        if self._on_latest(table, due):
             self._maintain(table)
 
     def maintain(self, bank_id: str) -> None:
@@ -343,28 +361,6 @@ class LanceStore(
             ids = pc.unique(doomed.column(0)).to_pylist()
             where = self._on_carried(bank_id, lambda t: carried.doomed_where(t, ids))
         return where
-
-    def drop_neighbours_of(self, bank_id: str, predicate: str) -> None:
-        """Take the turns `predicate` matches out of the index text of the rows that carry
-        them (`neighbours`), so deleting them next leaves no copy; one commit when any."""
-        table = self._entries(bank_id)
-        if table is None:
-            return
-        try:
-            found = self._on_latest(table, lambda t: neighbours.carriers(t, predicate))
-            if not found:
-                return
-            with self._writing(table):
-                self.tuning.retry.run(
-                    lambda: neighbours.drop_carried(table, found),
-                    when=lost_race,
-                    reset=table.checkout_latest,
-                )
-        except STORAGE_ERRORS as exc:
-            raise StorageError(
-                f"rewriting the index text of neighbours failed: {engine_text(exc)}"
-            ) from exc
-        self._maintain_if_due(table)  # the rewritten rows are new rows
 
     def search(
         self,

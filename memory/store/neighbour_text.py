@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from memory.models import Entry
 from memory.store import filters
+from memory.store.latest_turns import Latest, Stamp, stamp_of
 from memory.store.schema import CONTEXT_SEPARATOR
 from memory.types.entry_text import index_text
 
@@ -49,6 +50,10 @@ class SearchColumns:
     context_id: list[str | None]
     carried: list[Carried | None]
     """The carried turn's own filter columns, per row (`memory.store.carried`)."""
+    stamp: Stamp | None = None
+    """The entries table's version the carried turns were read at (None: none read)."""
+    latest: dict[str, Latest] = field(default_factory=dict)
+    """Each written key's latest turn once the rows are stored (`latest_turns`)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ def search_columns(
     the keys' stored turns: the caller holds the bank's lock from here to its commit, so no
     deletion of a carried turn falls in between.
     """
-    before = _turns_before(store, bank_id, written, split) if carry else {}
+    found = _turns_before(store, bank_id, written, split) if carry else _Before({}, None, {})
+    before = found.turns
     texts: list[str] = []
     context: list[str | None] = []
     carried: list[Carried | None] = []
@@ -107,7 +113,7 @@ def search_columns(
                 texts.append(own)
                 context.append(None)
                 carried.append(None)
-    return SearchColumns(texts, context, carried)
+    return SearchColumns(texts, context, carried, found.stamp, found.latest)
 
 
 def _clean(text: str) -> str:
@@ -117,24 +123,24 @@ def _clean(text: str) -> str:
 
 def _turns_before(
     store: LanceStore, bank_id: str, written: Sequence[Entry], split: Sequence[Sequence[str]]
-) -> dict[int, Carried]:
+) -> _Before:
     """Return, by position in `written`, the (entry id, text of its last chunk) of the turn
     before each new turn: the previous one of its key, in this write or stored (stored
-    turns at the same time come first: they were written earlier)."""
+    turns at the same time come first: they were written earlier); with the table's stamp
+    as read and each key's latest turn once the write is stored (`latest_turns`)."""
     by_key: dict[str, list[int]] = {}
     for position, entry in enumerate(written):
         if entry.kind == "entry":
             by_key.setdefault(entry.key, []).append(position)
-    if not by_key:
-        return {}
-    latest = max(written[p].created_at for positions in by_key.values() for p in positions)
-    table = store.entries_table(bank_id)
+    table = store.entries_table(bank_id) if by_key else None
     if table is None:
-        return {}
+        return _Before({}, None, {})
     dataset = table.to_lance()  # one version for both reads (the caller holds the lock)
-    stored = _stored_timelines(dataset, sorted(by_key), latest)
+    stamp = stamp_of(dataset)
+    stored = _timelines(store, bank_id, dataset, stamp, written, by_key)
     before: dict[int, Carried] = {}
-    stored_before: dict[int, int] = {}  # row ids of the stored turns carried, read below
+    stored_before: dict[int, int | Carried] = {}  # stored turns carried (row ids: read below)
+    latest: dict[str, Latest] = {}
     for key, positions in by_key.items():
         timeline = stored.get(key)
         times = timeline.times if timeline else []
@@ -145,25 +151,63 @@ def _turns_before(
             if previous is not None and (not older or previous[0] >= times[older - 1]):
                 before[position] = previous[1]
             elif timeline is not None and older:
-                stored_before[position] = timeline.row_ids[older - 1]
+                stored_before[position] = timeline.turns[older - 1]
             entry = written[position]
             turn = Carried(
-                entry.id, split[position][-1], entry.speaker, entry.tags, entry.created_at
+                entry.id, split[position][-1], entry.speaker, list(entry.tags), entry.created_at
             )
             previous = (moment, turn)
-    turns = _stored_turns(dataset, sorted(set(stored_before.values())))
-    before.update({position: turns[row_id] for position, row_id in stored_before.items()})
-    return before
+        if previous is not None and (not times or previous[0] >= times[-1]):
+            latest[key] = Latest(*previous)  # else a stored turn is later: not remembered
+    row_ids = sorted({ref for ref in stored_before.values() if isinstance(ref, int)})
+    turns = _stored_turns(dataset, row_ids)
+    before.update(
+        {p: turns[ref] if isinstance(ref, int) else ref for p, ref in stored_before.items()}
+    )
+    return _Before(before, stamp, latest)
+
+
+@dataclass(frozen=True)
+class _Before:
+    """The turns a write carries, by position, and what `latest_turns` keeps of it."""
+
+    turns: dict[int, Carried]
+    stamp: Stamp | None
+    """The entries table's version as read (None: no table, nothing read)."""
+    latest: dict[str, Latest]
+    """Each written key's latest turn once the write is stored (keys whose stored turn is
+    later than every new one are left out)."""
+
+
+def _timelines(
+    store: LanceStore,
+    bank_id: str,
+    dataset: Any,
+    stamp: Stamp,
+    written: Sequence[Entry],
+    by_key: dict[str, list[int]],
+) -> dict[str, _Timeline]:
+    """Return the stored turns of each key a write carries from: the latest one remembered
+    (`latest_turns`) when no new turn of the key is older than it, else all of the key's
+    stored turns from a scan."""
+    first = {k: min(_micros(written[p].created_at) for p in ps) for k, ps in by_key.items()}
+    known = store.latest_turns.known(bank_id, stamp, by_key)
+    usable = {key: latest for key, latest in known.items() if latest.micros <= first[key]}
+    stored = _stored_timelines(dataset, sorted(k for k in by_key if k not in usable))
+    for key, latest in usable.items():
+        if latest.turn is not None:
+            stored[key] = _Timeline([latest.micros], [latest.turn])
+    return stored
 
 
 @dataclass(frozen=True)
 class _Timeline:
-    """A key's stored turns up to the write's time, in order (their last chunks)."""
+    """A key's stored turns, in order (their last chunks)."""
 
     times: list[int]
     """Microseconds since the epoch, ascending (ties in write order)."""
-    row_ids: list[int]
-    """Their rows' ids, in the same order."""
+    turns: list[int | Carried]
+    """Their rows' ids (to read), or the turn itself when remembered, in the same order."""
 
 
 def _stored_turns(dataset: Any, row_ids: list[int]) -> dict[int, Carried]:
@@ -180,19 +224,21 @@ def _stored_turns(dataset: Any, row_ids: list[int]) -> dict[int, Carried]:
     }
 
 
-def _stored_timelines(dataset: Any, keys: list[str], latest: datetime) -> dict[str, _Timeline]:
-    """Return the stored turns of each key up to `latest`, in order.
+def _stored_timelines(dataset: Any, keys: list[str]) -> dict[str, _Timeline]:
+    """Return the stored turns of each key, in order (all of them: the last one is what
+    `latest_turns` remembers).
 
     One scan (the key index narrows it to the keys' rows) of each turn's last chunk, its
     small columns and row ids only, sorted in Arrow; the turns carried are then taken by row
     id (`_stored_turns`: reading every text of the keys cost 2.5x the scan at 300k turns)."""
+    if not keys:
+        return {}
     table = dataset.to_table(
         columns=["key", "created_at", "seq"],
         filter=filters.conjoin(
             filters.one_of("key", keys),
             filters.equals("kind", "entry"),
             "chunk_index = chunk_count - 1",
-            f"created_at <= {filters.timestamp_literal(latest)}",
         ),
         with_row_id=True,
     )
@@ -205,7 +251,8 @@ def _stored_timelines(dataset: Any, keys: list[str], latest: datetime) -> dict[s
     out: dict[str, _Timeline] = {}
     start = 0
     for key, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
-        out[key] = _Timeline(times[start:end], ids[start:end])
+        turns: list[int | Carried] = list(ids[start:end])
+        out[key] = _Timeline(times[start:end], turns)
         start = end
     return out
 

@@ -72,6 +72,9 @@ class StoreTuning:
             writes the tables (a write in flight there would lose its files).
         vector_index_rows: chunk rows from which maintenance builds the vector index
             (`vector_index`); smaller tables are searched exactly.
+        remembered_turns: keys whose latest turn the store remembers between its writes to
+            a conversation bank, over all banks (`latest_turns`: a write to them reads no
+            stored turns); 0: every write scans.
         nprobes: index partitions a search with no filter visits (recall@10 against exact
             search: bench/vector_index.py); 0: searches never use the index.
     """
@@ -85,6 +88,7 @@ class StoreTuning:
     delete_unverified: bool | None = None
     vector_index_rows: int = 50_000
     nprobes: int = 20
+    remembered_turns: int = 10_000
 
     def __post_init__(self) -> None:
         counts = (
@@ -96,6 +100,8 @@ class StoreTuning:
         )
         if min(counts) < 1:
             raise ValueError("StoreTuning row and segment counts must be at least 1")
+        if self.remembered_turns < 0:
+            raise ValueError("StoreTuning.remembered_turns must be 0 or more")
         if self.nprobes < 0:
             raise ValueError("StoreTuning.nprobes must be 0 (never use the index) or more")
 
@@ -118,18 +124,20 @@ def segments_of(dataset: Any, name: str = KEY_INDEX) -> list[Any]:
     return []
 
 
-def needs_indexing(table: Any, tuning: StoreTuning) -> bool:
-    """Return True when unindexed rows or unindexed fragments have piled up."""
-    stats = table.index_stats(KEY_INDEX)
-    pending = 0 if stats is None else int(stats.num_unindexed_rows)
-    if pending >= tuning.reindex_every:
-        return True
-    if pending < tuning.loose_fragments:  # each unindexed fragment holds at least one such row
+def needs_indexing(table: Any, tuning: StoreTuning, dataset: Any | None = None) -> bool:
+    """Return True when unindexed rows or unindexed fragments have piled up.
+
+    Read from the manifest of `dataset` (the table's latest version; opened when not given):
+    the live rows of the fragments no key-index segment covers, as LanceDB's `index_stats`
+    counts them, without a call of its own (one round trip less per write)."""
+    dataset = table.to_lance() if dataset is None else dataset
+    found = segments_of(dataset)
+    if not found:  # no key index: nothing to fold into
         return False
-    dataset = table.to_lance()
-    indexed = {f for segment in segments_of(dataset) for f in segment.fragment_ids}
-    loose = sum(1 for f in dataset.get_fragments() if f.fragment_id not in indexed)
-    return loose >= tuning.loose_fragments
+    indexed = {f for segment in found for f in segment.fragment_ids}
+    live = fragment_rows(dataset)
+    loose = [rows for fragment, rows in live.items() if fragment not in indexed]
+    return sum(loose) >= tuning.reindex_every or len(loose) >= tuning.loose_fragments
 
 
 def mergeable(dataset: Any, tuning: StoreTuning) -> tuple[int, int]:
