@@ -58,7 +58,11 @@ class StoreTuning:
         segment_rows: rows an index segment (and the one fragment it covers) holds at most:
             bounds what a prune rewrites and remaps. A write appends at most this many rows
             at a time.
-        reindex_every: unindexed rows tolerated before a write indexes them.
+        reindex_every: unindexed rows tolerated before a write indexes them. Every
+            full-text search scans the unindexed rows (~7 us a row a table here), and a write's
+            fold costs ~25 us a row: 2,000 keeps a search's scan under ~15 ms a table, where
+            20,000 left a bank written in one batch (an ingest, LoCoMo's 2,760 turns) scanned
+            whole by every search (bench/RESULTS.md, "lead (session 15)").
         loose_fragments: unindexed fragments (one per write) tolerated before a write
             indexes them: each costs every filtered search a scan (measured: 300 one-row
             fragments took a key-filtered search on 20k rows from 7 ms to 78 ms).
@@ -80,7 +84,7 @@ class StoreTuning:
     """
 
     segment_rows: int = 65_536
-    reindex_every: int = 20_000
+    reindex_every: int = 2_000
     loose_fragments: int = 16
     index_segments: int = 16
     keep_versions: timedelta = timedelta(days=7)
