@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any
 
 from prefect import flow, unmapped
-from prefect.futures import PrefectFuture
+from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
 
 from flows.runners import sweep_task_runner
@@ -165,24 +165,25 @@ def compaction_sweep(data: str | None = None, shares: int = SHARES) -> list[Bank
         note = f"{len(rows)} of {len(triggered)} banks checked, {over} partitions to compact"
         progress.update(len(rows), len(triggered) + over, note)
     planned = plan_shares([c for _, c in found], shares)
-    work = {kind: [p for p in planned if p.check.summarized == kind] for kind in (False, True)}
-    # Both kinds start at once; banks without a prompt are tallied and pruned first, so
-    # they never wait for an LLM's retries.
-    futures = {
-        summarized: (compact_with_summary if summarized else compact_without_summary).map(
+    # Both kinds start at once, and each share is counted as it finishes: a bank is pruned
+    # as soon as its last share is in (banks without a prompt never wait for an LLM).
+    of: dict[PrefectFuture[list[PartitionOutcome]], PlannedShare] = {}
+    for summarized in (False, True):
+        items = [p for p in planned if p.check.summarized == summarized]
+        compact = compact_with_summary if summarized else compact_without_summary
+        futures = compact.map(
             unmapped(data), [p.check.account for p in items], [p.share for p in items]
         )
-        for summarized, items in work.items()
-    }
+        of.update(zip(futures, items, strict=True))
     tally = _Tally(data, {c.bank_id: row for row, c in found}, planned)
     total = len(triggered) + sum(len(p.share.keys) for p in planned)
     done = len(triggered)
-    for summarized in (False, True):
-        for item, future in zip(work[summarized], futures[summarized], strict=True):
-            tally.add(item, _share_outcomes(item.share, future))
-            done += len(item.share.keys)
-            note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
-            progress.update(done, total, note)
+    for future in as_completed(list(of)):
+        item = of[future]
+        tally.add(item, _share_outcomes(item.share, future))
+        done += len(item.share.keys)
+        note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
+        progress.update(done, total, note)
     tally.wait_for_prunes()
     compacted = sum(r.compacted for r in rows)
     failed = sum(len(r.failures) for r in rows)
@@ -215,8 +216,9 @@ def _share_outcomes(
 
 
 class _Tally:
-    """Counts the shares' outcomes into their banks' report rows, and submits a bank's prune
-    as soon as its last share is in (once, when the sweep deleted from it)."""
+    """Counts the shares' outcomes into their banks' report rows (as the shares finish), and
+    submits a bank's prune as soon as its last share is in (once, when the sweep deleted from
+    it)."""
 
     def __init__(self, data: str | None, rows: dict[str, BankRow], planned: list[PlannedShare]):
         self.data = data
