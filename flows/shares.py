@@ -2,10 +2,11 @@
 
 Submitting a task costs the flow's one thread about 0.1 s whatever the task does (with
 prefect-dask, `serialize_context` dumps Prefect's whole settings per task:
-PrefectHQ/prefect#18191), about a third of a partition's compaction; with one task per
-partition the workers waited for the flow to hand out work. So a share is up to `size`
-partitions of one bank (one account: one context), compacted one after another in one task,
-and the sweep submits a few shares per worker (`plan_shares`).
+PrefectHQ/prefect#18191), and a task run costs its worker more (Prefect's settings, clients
+and state changes), against about half a second to compact a partition with a 0.3 s model;
+with one task per partition the workers waited for the flow to hand out work. So a share is
+up to `size` partitions of one bank (one account: one context), compacted one after another
+in one task, and the sweep submits about `SHARES` of them (`plan_shares`).
 
 A share returns one outcome per partition: one partition's failure is reported and the others
 of its share still land. A share whose failure a rerun can fix (a storage or disk error, not a
