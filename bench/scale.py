@@ -273,8 +273,8 @@ def _sweep_watched(run: Any, cluster: Any, script: Any) -> int:
 
 def _warm_up(data: str) -> None:
     """Load in a Dask worker what a sweep's tasks use (before the clock starts): the
-    libraries, a store opened on `data` with its banks read, the embedder, litellm, and
-    Prefect's client."""
+    libraries, a store opened on `data` with its banks read, the embedder, litellm, the
+    token encoding, and Prefect's client."""
     from prefect.client.orchestration import get_client
 
     import flows.compaction_sweep  # noqa: F401
@@ -282,6 +282,9 @@ def _warm_up(data: str) -> None:
     from memory.providers import llm
 
     llm._litellm()  # imported at a worker's first summary otherwise: seconds, inside the clock
+    from memory.providers.tokens import encoding
+
+    encoding()  # cl100k loaded at a worker's first summary check otherwise: ~0.3 s of CPU each
     from memory.wiring import open_context
 
     ctx = open_context(data, account="bench")

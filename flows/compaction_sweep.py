@@ -1,26 +1,29 @@
-"""Hourly compaction sweep: one scan per bank finds partitions over a threshold, mapped tasks
-compact them.
+"""Hourly compaction sweep: one scan per bank finds partitions over a threshold, a few
+tasks compact them, each a share of one bank's partitions in turn (`flows.shares`: with one
+task per partition, submitting the tasks kept the workers waiting).
 
 Summarising tasks carry the `llm` tag, so a Prefect concurrency limit on that tag (`membank
 serve` creates one) caps LLM calls across every running flow. A summary's transient model
 errors are retried by the provider, not by Prefect (the rule is in `flows.tasks`): a summary
-that still fails fails its task and is reported, with nothing deleted, and the next sweep
-tries the partition again. Deletions are
-made final (pruned) once per bank after all its partitions: a prune rewrites table files,
-and one per partition would cost a large bank dearly. A progress artifact moves as banks are
-checked and partitions finish; a table artifact reports every bank.
+that still fails is reported as its partition's failure, with nothing deleted, the share's
+other partitions go on, and the next sweep tries the partition again. Deletions are made
+final (pruned) once per bank after all its partitions: a prune rewrites table files, and one
+per partition would cost a large bank dearly. A progress artifact moves as banks are checked
+and shares finish; a table artifact reports every bank.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from prefect import flow, unmapped
-from prefect.futures import PrefectFuture
+from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
 
 from flows.runners import sweep_task_runner
-from flows.tasks import Progress, bank_task, publish_table
+from flows.shares import SHARES, PartitionOutcome, PlannedShare, Share, plan_shares, run_share
+from flows.tasks import Progress, attempt, bank_task, publish_table
 from memory.context import Context
 from memory.models import Bank
 from memory.ops import sweeps
@@ -32,10 +35,6 @@ LLM_TAG = "llm"
 PROGRESS_KEY = "membank-compaction-sweep-progress"
 """Key of the sweep's progress artifact (its steps: each bank's check, then each partition
 over a threshold)."""
-
-
-class CompactionFailed(RuntimeError):
-    """A partition's summary step failed (its entries kept); the task fails with it."""
 
 
 class BankRow(BaseModel):
@@ -57,31 +56,43 @@ def evaluate(ctx: Context, request: str) -> BankCheck:
     return sweeps.check(ctx, request)
 
 
-def _compacted(result: CompactionResult) -> CompactionResult:
-    if result.status == "failed":
-        raise CompactionFailed(str(result.error))  # the report puts the key in front
-    return result
+_EARLIER: dict[str, dict[str, PartitionOutcome]] = {}
+"""Outcomes of a share's failed attempt, by task run id, for its retry (`run_share`)."""
+
+
+def _compact_share(ctx: Context, share: Share) -> list[PartitionOutcome]:
+    run_id, retries_left = attempt()
+    earlier = _EARLIER.setdefault(run_id or share.label, {})
+
+    def compact(key: str) -> CompactionResult:
+        return sweeps.compact(ctx, PartitionStep(share.bank_id, key))
+
+    outcomes = run_share(share, compact, earlier, retries_left)  # raised: kept for the retry
+    _EARLIER.pop(run_id or share.label, None)
+    return outcomes
 
 
 @bank_task(
     name="compact_with_summary",
-    run_name="summarize {request.bank_id}/{request.key}",
+    run_name="summarize {request.label}",
     tags=[LLM_TAG],
     calls_llm=True,
 )
-def compact_with_summary(ctx: Context, request: PartitionStep) -> CompactionResult:
-    """Compact one partition through the summarizer (an LLM call: no task retries)."""
-    return _compacted(sweeps.compact(ctx, request))
+def compact_with_summary(ctx: Context, request: Share) -> list[PartitionOutcome]:
+    """Compact a share of a bank's partitions in turn through the summarizer (LLM calls: no
+    task retries); one outcome per partition."""
+    return _compact_share(ctx, request)
 
 
 @bank_task(
     name="compact_without_summary",
-    run_name="drop {request.bank_id}/{request.key}",
+    run_name="drop {request.label}",
     retry_delay_seconds=5,
 )
-def compact_without_summary(ctx: Context, request: PartitionStep) -> CompactionResult:
-    """Compact one partition of a bank with no prompt: delete the overflow."""
-    return _compacted(sweeps.compact(ctx, request))
+def compact_without_summary(ctx: Context, request: Share) -> list[PartitionOutcome]:
+    """Compact a share of partitions of a bank with no prompt (delete the overflow) in turn;
+    one outcome per partition."""
+    return _compact_share(ctx, request)
 
 
 @bank_task(name="prune_bank", run_name="prune {request}", retries=3)
@@ -118,16 +129,6 @@ def report_rows(rows: list[BankRow]) -> list[dict[str, Any]]:
     return table
 
 
-def _outcome(future: PrefectFuture[CompactionResult]) -> CompactionResult | BaseException:
-    future.wait()
-    state = future.state
-    if state.is_completed():
-        result: CompactionResult = future.result()
-        return result
-    outcome = future.result(raise_on_failure=False)
-    return outcome if isinstance(outcome, BaseException) else RuntimeError(str(state.message))
-
-
 def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRow:
     """Return the bank's check, or a report row naming why its evaluation failed."""
     future.wait()
@@ -139,8 +140,9 @@ def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRo
 
 
 @flow(name="membank-compaction-sweep", log_prints=True, task_runner=sweep_task_runner())
-def compaction_sweep(data: str | None = None) -> list[BankRow]:
-    """Compact every partition over a threshold in every bank with a trigger; report it."""
+def compaction_sweep(data: str | None = None, shares: int = SHARES) -> list[BankRow]:
+    """Compact every partition over a threshold in every bank with a trigger, in about
+    `shares` tasks (each a share of one bank's partitions, `flows.shares`); report it."""
     ctx = open_context(data)
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
@@ -148,7 +150,7 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
     progress = Progress(PROGRESS_KEY, "Compaction sweep")
     checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])
     rows: list[BankRow] = []
-    work: dict[bool, list[tuple[BankRow, BankCheck, str]]] = {True: [], False: []}
+    found: list[tuple[BankRow, BankCheck]] = []
     for bank, check_future in zip(triggered, checks, strict=True):
         checked = _checked(bank, check_future)
         if isinstance(checked, BankRow):
@@ -158,33 +160,31 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
                 bank=checked.bank_name, account=checked.account, partitions=checked.partitions
             )
             rows.append(row)
-            work[checked.summarized].extend((row, checked, key) for key in checked.over)
-        over = len(work[True]) + len(work[False])
+            found.append((row, checked))
+        over = sum(len(c.over) for _, c in found)
         note = f"{len(rows)} of {len(triggered)} banks checked, {over} partitions to compact"
         progress.update(len(rows), len(triggered) + over, note)
-    work = {summarized: interleaved(items) for summarized, items in work.items()}
-    total, done = len(triggered) + len(work[True]) + len(work[False]), len(triggered)
-    # Both kinds start at once; banks without a prompt are tallied and pruned first, so
-    # they never wait for an LLM's retries.
-    futures = {
-        summarized: (compact_with_summary if summarized else compact_without_summary).map(
-            unmapped(data),
-            [check.account for _, check, _ in items],
-            [PartitionStep(check.bank_id, key) for _, check, key in items],
-        )
-        for summarized, items in work.items()
-    }
+    planned = plan_shares([c for _, c in found], shares)
+    # Both kinds start at once, and each share is counted as it finishes: a bank is pruned
+    # as soon as its last share is in (banks without a prompt never wait for an LLM).
+    of: dict[PrefectFuture[list[PartitionOutcome]], PlannedShare] = {}
     for summarized in (False, True):
-        changed: dict[str, tuple[BankRow, BankCheck]] = {}
-        for (row, check, key), future in zip(work[summarized], futures[summarized], strict=True):
-            outcome = _outcome(future)
-            _tally(row, key, outcome)
-            done += 1
-            note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
-            progress.update(done, total, note)
-            if not isinstance(outcome, BaseException) and (outcome.covered or outcome.recovered):
-                changed[check.bank_id] = (row, check)
-        _prune(data, list(changed.values()))
+        items = [p for p in planned if p.check.summarized == summarized]
+        compact = compact_with_summary if summarized else compact_without_summary
+        futures = compact.map(
+            unmapped(data), [p.check.account for p in items], [p.share for p in items]
+        )
+        of.update(zip(futures, items, strict=True))
+    tally = _Tally(data, {c.bank_id: row for row, c in found}, planned)
+    total = len(triggered) + sum(len(p.share.keys) for p in planned)
+    done = len(triggered)
+    for future in as_completed(list(of)):
+        item = of[future]
+        tally.add(item, _share_outcomes(item.share, future))
+        done += len(item.share.keys)
+        note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
+        progress.update(done, total, note)
+    tally.wait_for_prunes()
     compacted = sum(r.compacted for r in rows)
     failed = sum(len(r.failures) for r in rows)
     publish_table(
@@ -203,36 +203,52 @@ def compaction_sweep(data: str | None = None) -> list[BankRow]:
     return rows
 
 
-def interleaved(
-    items: list[tuple[BankRow, BankCheck, str]],
-) -> list[tuple[BankRow, BankCheck, str]]:
-    """Return the partitions to compact taking one bank's after another's in turn (each
-    bank's own order kept), so the tasks running at once are mostly of different banks:
-    partitions of one bank share its table's commits and its deletion lock."""
-    by_bank: dict[str, list[tuple[BankRow, BankCheck, str]]] = {}
-    for item in items:
-        by_bank.setdefault(item[1].bank_id, []).append(item)
-    queues = list(by_bank.values())
-    turns = max((len(q) for q in queues), default=0)
-    return [q[i] for i in range(turns) for q in queues if i < len(q)]
+def _share_outcomes(
+    share: Share, future: PrefectFuture[list[PartitionOutcome]]
+) -> list[PartitionOutcome]:
+    """Return the share's outcomes, or each of its partitions failed with the share's task."""
+    future.wait()
+    if future.state.is_completed():
+        outcomes: list[PartitionOutcome] = future.result()
+        return outcomes
+    failure = f"its share's task failed: {future.state.message}"
+    return [PartitionOutcome(key=key, failure=failure) for key in share.keys]
 
 
-def _prune(data: str | None, changed: list[tuple[BankRow, BankCheck]]) -> None:
-    """Prune each bank the sweep deleted from, once; a failed prune is reported."""
-    futures = prune_bank.map(
-        unmapped(data), [c.account for _, c in changed], [c.bank_id for _, c in changed]
-    )
-    for (row, _), future in zip(changed, futures, strict=True):
-        future.wait()
-        if not future.state.is_completed():
-            row.failures.append(f"prune (deletions not yet final): {future.state.message}")
+class _Tally:
+    """Counts the shares' outcomes into their banks' report rows (as the shares finish), and
+    submits a bank's prune as soon as its last share is in (once, when the sweep deleted from
+    it)."""
 
+    def __init__(self, data: str | None, rows: dict[str, BankRow], planned: list[PlannedShare]):
+        self.data = data
+        self.rows = rows
+        self.left = Counter(p.check.bank_id for p in planned)
+        self.changed: set[str] = set()
+        self.prunes: list[tuple[BankRow, PrefectFuture[None]]] = []
 
-def _tally(row: BankRow, key: str, outcome: CompactionResult | BaseException) -> None:
-    """Count one partition's outcome into its bank's report row."""
-    if isinstance(outcome, BaseException):
-        row.failures.append(f"{key}: {outcome}")
-    elif outcome.status in ("compacted", "dropped"):
-        row.compacted += 1
-    else:
-        row.skipped.append(f"{key}: {outcome.status} {outcome.error or ''}".strip())
+    def add(self, item: PlannedShare, outcomes: list[PartitionOutcome]) -> None:
+        """Count one share's outcomes; prune its bank if it was the bank's last share."""
+        bank_id = item.check.bank_id
+        row = self.rows[bank_id]
+        for outcome in outcomes:
+            result = outcome.result
+            if outcome.failure is not None:
+                row.failures.append(f"{outcome.key}: {outcome.failure}")
+            elif result is not None and result.status in ("compacted", "dropped"):
+                row.compacted += 1
+            elif result is not None:
+                row.skipped.append(f"{outcome.key}: {result.status} {result.error or ''}".strip())
+            if result is not None and (result.covered or result.recovered):
+                self.changed.add(bank_id)
+        self.left[bank_id] -= 1
+        if self.left[bank_id] == 0 and bank_id in self.changed:
+            future = prune_bank.submit(self.data, item.check.account, bank_id)
+            self.prunes.append((row, future))
+
+    def wait_for_prunes(self) -> None:
+        """Wait for the prunes; a failed one is reported in its bank's row."""
+        for row, future in self.prunes:
+            future.wait()
+            if not future.state.is_completed():
+                row.failures.append(f"prune (deletions not yet final): {future.state.message}")

@@ -91,6 +91,18 @@ def bank_task(
     return make
 
 
+def attempt() -> tuple[str | None, int]:
+    """Return the id of the task run calling this and how many more times Prefect will retry
+    it if it fails: (None, 0) outside a task run. A task retried runs again in the same
+    process, with the same id."""
+    from prefect.context import TaskRunContext
+
+    run = TaskRunContext.get()
+    if run is None:
+        return None, 0
+    return str(run.task_run.id), max(0, run.task.retries - (run.task_run.run_count - 1))
+
+
 def publish_table(
     key: str, rows: Sequence[Mapping[str, Any]], description: str, notes: Iterable[str] = ()
 ) -> None:

@@ -174,21 +174,3 @@ def test_a_task_runner_setting_that_names_no_runner_is_refused(
     monkeypatch.setenv("MEMBANK_DASK_WORKERS", "0")
     with pytest.raises(InvalidInput, match="MEMBANK_DASK_WORKERS must be at least 1"):
         sweep_task_runner()
-
-
-def test_partitions_are_compacted_one_bank_after_another_in_turn() -> None:
-    """Tasks running at once are mostly of different banks (one bank's partitions share its
-    table's commits and deletion lock); each bank's own order is kept."""
-    from flows.compaction_sweep import BankRow, interleaved
-    from memory.ops.sweeps import BankCheck
-
-    def item(bank: str, key: str) -> tuple[BankRow, BankCheck, str]:
-        check = BankCheck(
-            bank_id=bank, bank_name=bank, account="a", summarized=True, partitions=3, over=[]
-        )
-        return BankRow(bank=bank, account="a", partitions=3), check, key
-
-    items = [item("x", "1"), item("x", "2"), item("x", "3"), item("y", "1"), item("z", "1")]
-    order = [(check.bank_id, key) for _, check, key in interleaved(items)]
-    assert order == [("x", "1"), ("y", "1"), ("z", "1"), ("x", "2"), ("x", "3")]
-    assert interleaved([]) == []
