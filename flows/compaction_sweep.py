@@ -22,10 +22,20 @@ from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
 
 from flows.runners import sweep_task_runner
-from flows.shares import SHARES, PartitionOutcome, PlannedShare, Share, plan_shares, run_share
+from flows.shares import (
+    CHECK_GROUPS,
+    SHARES,
+    BankGroup,
+    PartitionOutcome,
+    PlannedShare,
+    Share,
+    bank_groups,
+    check_group,
+    plan_shares,
+    run_share,
+)
 from flows.tasks import Progress, attempt, bank_task, publish_table
 from memory.context import Context
-from memory.models import Bank
 from memory.ops import sweeps
 from memory.ops.sweeps import BankCheck, CompactionResult, PartitionStep
 from memory.wiring import open_context
@@ -49,11 +59,11 @@ class BankRow(BaseModel):
     failures: list[str] = Field(default_factory=list)
 
 
-@bank_task(name="evaluate", run_name="evaluate {request}", retry_delay_seconds=5)
-def evaluate(ctx: Context, request: str) -> BankCheck:
-    """Finish any interrupted compaction's bookkeeping, then find partitions over a threshold
-    in the bank `request` (its id)."""
-    return sweeps.check(ctx, request)
+@bank_task(name="evaluate", run_name="evaluate {request.label}", retry_delay_seconds=5)
+def evaluate(ctx: Context, request: BankGroup) -> list[BankCheck | str]:
+    """For each bank of the group in turn, finish any interrupted compaction's bookkeeping,
+    then find its partitions over a threshold; its check, or why it failed."""
+    return check_group(request, lambda bank_id: sweeps.check(ctx, bank_id), attempt()[1])
 
 
 _EARLIER: dict[str, dict[str, PartitionOutcome]] = {}
@@ -129,32 +139,44 @@ def report_rows(rows: list[BankRow]) -> list[dict[str, Any]]:
     return table
 
 
-def _checked(bank: Bank, future: PrefectFuture[BankCheck]) -> BankCheck | BankRow:
-    """Return the bank's check, or a report row naming why its evaluation failed."""
+def _checks(
+    group: BankGroup, future: PrefectFuture[list[BankCheck | str]]
+) -> list[BankCheck | str]:
+    """Return each bank's check, or why its evaluation failed (the whole group's task)."""
     future.wait()
     if future.state.is_completed():
-        check: BankCheck = future.result()
-        return check
-    failure = f"evaluation failed: {future.state.message}"
-    return BankRow(bank=bank.name, account=bank.account, partitions=0, failures=[failure])
+        found: list[BankCheck | str] = future.result()
+        return found
+    return [f"evaluation failed: {future.state.message}"] * len(group.bank_ids)
 
 
 @flow(name="membank-compaction-sweep", log_prints=True, task_runner=sweep_task_runner())
-def compaction_sweep(data: str | None = None, shares: int = SHARES) -> list[BankRow]:
-    """Compact every partition over a threshold in every bank with a trigger, in about
-    `shares` tasks (each a share of one bank's partitions, `flows.shares`); report it."""
+def compaction_sweep(
+    data: str | None = None, shares: int = SHARES, check_groups: int = CHECK_GROUPS
+) -> list[BankRow]:
+    """Check every bank with a trigger in about `check_groups` tasks, then compact every
+    partition over a threshold in about `shares` tasks (each a share of one bank's
+    partitions, `flows.shares`); report it."""
     ctx = open_context(data)
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
     triggered = [b for b in sweeps.every_bank(ctx) if b.has_trigger()]
     progress = Progress(PROGRESS_KEY, "Compaction sweep")
-    checks = evaluate.map(unmapped(data), [b.account for b in triggered], [b.id for b in triggered])
+    groups = bank_groups([(b.account, b.id) for b in triggered], check_groups)
+    futures = evaluate.map(unmapped(data), [a for a, _ in groups], [g for _, g in groups])
+    checks = {
+        bank_id: checked
+        for (_, group), future in zip(groups, futures, strict=True)
+        for bank_id, checked in zip(group.bank_ids, _checks(group, future), strict=True)
+    }
     rows: list[BankRow] = []
     found: list[tuple[BankRow, BankCheck]] = []
-    for bank, check_future in zip(triggered, checks, strict=True):
-        checked = _checked(bank, check_future)
-        if isinstance(checked, BankRow):
-            rows.append(checked)
+    for bank in triggered:
+        checked = checks[bank.id]
+        if isinstance(checked, str):
+            rows.append(
+                BankRow(bank=bank.name, account=bank.account, partitions=0, failures=[checked])
+            )
         else:
             row = BankRow(
                 bank=checked.bank_name, account=checked.account, partitions=checked.partitions

@@ -89,6 +89,62 @@ def plan_shares(checks: Sequence[BankCheck], count: int = SHARES) -> list[Planne
     return [q[i] for i in range(turns) for q in queues if i < len(q)]
 
 
+CHECK_GROUPS = 4
+"""Tasks that check the banks (each bank's check is a scan or two: one task per bank cost
+more to submit than to run)."""
+
+
+@dataclass(frozen=True)
+class BankGroup:
+    """Banks `bank_ids` of one account, checked in turn by one task."""
+
+    bank_ids: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """The group's name in a task run's name: first bank, how many."""
+        more = f" and {len(self.bank_ids) - 1} more" if len(self.bank_ids) > 1 else ""
+        return f"{self.bank_ids[0]}{more}"
+
+
+def bank_groups(
+    banks: Sequence[tuple[str, str]], count: int = CHECK_GROUPS
+) -> list[tuple[str, BankGroup]]:
+    """Cut `banks` ((account, bank id) each) into about `count` groups of even size, each of
+    one account (one context), in the order given; returns (account, group) pairs."""
+    if not banks:
+        return []
+    size = math.ceil(len(banks) / max(1, count))
+    by_account: dict[str, list[str]] = {}
+    for account, bank_id in banks:
+        by_account.setdefault(account, []).append(bank_id)
+    return [
+        (account, BankGroup(tuple(ids[start : start + size])))
+        for account, ids in by_account.items()
+        for start in range(0, len(ids), size)
+    ]
+
+
+def check_group(
+    group: BankGroup, check: Callable[[str], BankCheck], retries_left: int
+) -> list[BankCheck | str]:
+    """Check each bank of `group` in turn; return its check, or why it failed. An error a
+    rerun can fix is raised after the other banks were checked when `retries_left` (checking
+    a bank again is safe: it finishes bookkeeping and reads)."""
+    found: list[BankCheck | str] = []
+    rerun: Exception | None = None
+    for bank_id in group.bank_ids:
+        try:
+            found.append(check(bank_id))
+        except Exception as exc:  # the group's other banks go on
+            found.append(f"evaluation failed: {exc or type(exc).__name__}")
+            if not isinstance(exc, (*PERMANENT, *RETRIED_BELOW)):
+                rerun = exc
+    if rerun is not None and retries_left > 0:
+        raise rerun
+    return found
+
+
 Compact = Callable[[str], CompactionResult]
 """Compacts one partition (by key) of the share's bank."""
 

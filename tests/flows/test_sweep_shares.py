@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from compaction_support import make_bank, write_turns
 
-from flows.shares import PartitionOutcome, Share, plan_shares, run_share
+from flows.shares import (
+    BankGroup,
+    PartitionOutcome,
+    Share,
+    bank_groups,
+    check_group,
+    plan_shares,
+    run_share,
+)
 from memory import entries
 from memory.context import Context
 from memory.errors import NotFound, ProviderError
@@ -53,6 +61,51 @@ def test_shares_are_of_one_bank_even_and_taken_one_bank_after_another() -> None:
     every = [(p.share.bank_id, k) for p in planned for k in p.share.keys]
     assert sorted(every) == sorted((c.bank_id, k) for c in checks for k in c.over)  # once each
     assert plan_shares([], count=4) == [] and plan_shares([_check("w")]) == []
+
+
+def test_banks_are_checked_in_a_few_groups_each_of_one_account() -> None:
+    banks = [("a", f"a{i}") for i in range(9)] + [("b", "b0"), ("b", "b1")]
+    groups = bank_groups(banks, 4)
+    assert [(account, g.bank_ids) for account, g in groups] == [
+        ("a", ("a0", "a1", "a2")),
+        ("a", ("a3", "a4", "a5")),
+        ("a", ("a6", "a7", "a8")),
+        ("b", ("b0", "b1")),
+    ]
+    assert bank_groups([], 4) == []
+    assert [g.bank_ids for _, g in bank_groups(banks[:2], 4)] == [("a0",), ("a1",)]
+
+
+def test_a_bank_whose_check_fails_is_reported_and_the_others_are_checked() -> None:
+    def check(bank_id: str) -> BankCheck:
+        if bank_id == "gone":
+            raise NotFound("no bank 'gone'")
+        return _check(bank_id, "k")
+
+    found = check_group(BankGroup(("x", "gone", "y")), check, retries_left=2)
+    assert [c if isinstance(c, str) else c.bank_id for c in found] == [
+        "x",
+        "evaluation failed: no bank 'gone'",
+        "y",
+    ]
+
+
+def test_a_transient_failure_retries_the_group_after_the_others_unless_it_was_the_last_try() -> (
+    None
+):
+    checked: list[str] = []
+
+    def check(bank_id: str) -> BankCheck:
+        checked.append(bank_id)
+        if bank_id == "busy":
+            raise OSError("disk busy")
+        return _check(bank_id, "k")
+
+    with pytest.raises(OSError, match="disk busy"):
+        check_group(BankGroup(("busy", "y")), check, retries_left=1)
+    assert checked == ["busy", "y"]  # the other bank was checked before the retry
+    found = check_group(BankGroup(("busy", "y")), check, retries_left=0)
+    assert found[0] == "evaluation failed: disk busy" and not isinstance(found[1], str)
 
 
 def test_one_share_per_bank_when_the_banks_are_smaller_than_a_share() -> None:
