@@ -61,9 +61,8 @@ class StoreTuning:
         reindex_every: unindexed rows tolerated before a write indexes them. Every
             full-text search scans the unindexed rows (~7 us a row a table here), and a fold
             costs a write ~80 ms plus the rows: 2,000 keeps a search's scan under ~15 ms a
-            table, where
-            20,000 left a bank written in one batch (an ingest, LoCoMo's 2,760 turns) scanned
-            whole by every search (bench/RESULTS.md, "lead (session 15)").
+            table, where 20,000 left a bank written in one batch (an ingest, LoCoMo's 2,760
+            turns) scanned whole by every search (bench/RESULTS.md, "lead (session 15)").
         loose_fragments: unindexed fragments (one per write) tolerated before a write
             indexes them: each costs every filtered search a scan (measured: 300 one-row
             fragments took a key-filtered search on 20k rows from 7 ms to 78 ms).
