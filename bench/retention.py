@@ -2,6 +2,7 @@
 done by hand with LanceDB's public API, on identical tables.
 
 Usage: python bench/retention.py [--entries 1000000] [--expired 0.33] [--dir DIR] [--neighbours]
+       [--layout random|conversations] [--within-hours 6|inf]
 
 Two identical tables are built the way a bank grows: entries appended in time order (one
 Arrow batch per 100,000 entries, appended by the store in slices of one index segment),
@@ -19,6 +20,12 @@ With `--neighbours` every row carries the turn before it in its key (`search_tex
 `context_id`) as conversation turns do since issue 14, so membank also takes the deleted
 turns out of the rows after them; the by-hand side does the same rewrite with the same
 public calls (a scan for the carriers, one `table.update`) before its three steps.
+A row carries the turn before it only when that is at most `--within-hours` earlier (the
+store's rule, `Settings.neighbour_within_hours`, default 6; `inf`: always, as before gap24).
+`--layout` places the turns: `random` (default) on 100,000 random keys, one turn every
+SPAN/entries, so a key's next turn comes days later at a random time; `conversations`:
+conversations of 10 turns a few minutes apart, starting at random times through SPAN, each
+on a key of its own.
 With `--neighbours` a third copy without carried text gets the same retention by membank
 (issue 24's must-show: carried text costs a deletion at most 1.5x). Target: membank at most
 1.1x the by-hand baseline, for each. The last line of stdout is a JSON object: `ratio` is
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import statistics
 import sys
@@ -51,6 +59,7 @@ from memory.clock import FixedClock
 from memory.config import get_mode
 from memory.context import Context
 from memory.models import Bank, BankCreate
+from memory.settings import Settings
 from memory.store import filters
 from memory.store.filters import where_of
 from memory.store.lance import LanceStore
@@ -61,6 +70,9 @@ NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 SPAN = timedelta(days=30)
 BATCH = 100_000
 FORGETS = 5
+LAYOUTS = ("random", "conversations")
+TURNS = 10
+"""Turns of a conversation in the `conversations` layout."""
 
 
 def context(uri: str) -> Context:
@@ -71,10 +83,18 @@ def context(uri: str) -> Context:
 
 
 def build(
-    ctx: Context, entries: int, retention_days: int, seed: int = 11, *, neighbours: bool = False
+    ctx: Context,
+    entries: int,
+    retention_days: int,
+    seed: int = 11,
+    *,
+    neighbours: bool = False,
+    layout: str = "random",
+    within: timedelta | None = None,
 ) -> Bank:
-    """Create bank `bench` with `entries` entries appended oldest first over SPAN (each
-    carrying the turn before it in its key, as conversation turns do, with `neighbours`)."""
+    """Create bank `bench` with `entries` entries appended oldest first over SPAN, placed
+    by `layout` (each carrying the turn before it in its key when that is at most `within`
+    earlier, as conversation turns do, with `neighbours`)."""
     bank = banks.create(
         ctx, BankCreate(name="bench", type="conversation", retention_days=retention_days)
     )
@@ -84,20 +104,47 @@ def build(
     block /= np.linalg.norm(block, axis=1, keepdims=True)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(block.ravel()), dims)
     step = SPAN / entries
+    placed = _conversations(entries, seed) if layout == "conversations" else None
     last: dict[str, tuple[int, datetime]] | None = {} if neighbours else None
     for start in range(0, entries, BATCH):
         count = min(BATCH, entries - start)
-        created = [NOW - SPAN + step * (start + i) for i in range(count)]
-        rows = _rows(rng, start, created, vectors.slice(0, count))
-        ctx.store.add_rows(bank.id, rows if last is None else _carrying(rows, start, last))
+        if placed is None:
+            created = [NOW - SPAN + step * (start + i) for i in range(count)]
+            keys = None
+        else:
+            created, keys = placed[0][start : start + count], placed[1][start : start + count]
+        rows = _rows(rng, start, created, vectors.slice(0, count), keys)
+        ctx.store.add_rows(bank.id, rows if last is None else _carrying(rows, start, last, within))
     ctx.store.maintain(bank.id)
     return bank
 
 
+def _conversations(entries: int, seed: int) -> tuple[list[datetime], list[str]]:
+    """Return the times and keys of `entries` turns, oldest first: conversations of TURNS
+    turns 30 s to 5 min apart, each starting at a random time in SPAN, on a key of its own."""
+    rng = np.random.default_rng(seed + 1)
+    count = -(-entries // TURNS)
+    span = SPAN.total_seconds() - TURNS * 300
+    starts = rng.uniform(0, span, count)
+    offsets = np.cumsum(rng.uniform(30, 300, (count, TURNS)), axis=1)
+    seconds = (starts[:, None] + offsets).ravel()[:entries]
+    order = np.argsort(seconds, kind="stable")
+    micros = (seconds[order] * 1e6).astype(np.int64)
+    first = NOW - SPAN
+    created = [first + timedelta(microseconds=int(m)) for m in micros]
+    keys = [f"conversation-{n // TURNS}" for n in order.tolist()]
+    return created, keys
+
+
 def _rows(
-    rng: np.random.Generator, start: int, created: list[datetime], vectors: pa.Array
+    rng: np.random.Generator,
+    start: int,
+    created: list[datetime],
+    vectors: pa.Array,
+    keys: list[str] | None = None,
 ) -> pa.Table:
     count = len(created)
+    drawn = [f"conversation-{k}" for k in rng.integers(0, 100_000, count)]  # as before
     text = [_text(start + i) for i in range(count)]
     empty = pa.ListArray.from_arrays(
         pa.array(np.zeros(count + 1, np.int32)), pa.array([], pa.string())
@@ -105,7 +152,7 @@ def _rows(
     return pa.table(
         {
             "entry_id": [uuid.UUID(int=start + i).hex for i in range(count)],
-            "key": [f"conversation-{k}" for k in rng.integers(0, 100_000, count)],
+            "key": drawn if keys is None else keys,
             "speaker": ["ana"] * count,
             "role": ["user"] * count,
             "memory_type": pa.nulls(count, pa.string()),
@@ -131,9 +178,15 @@ def _text(number: int) -> str:
     return f"turn {number} about an order"
 
 
-def _carrying(rows: pa.Table, start: int, last: dict[str, tuple[int, datetime]]) -> pa.Table:
+def _carrying(
+    rows: pa.Table,
+    start: int,
+    last: dict[str, tuple[int, datetime]],
+    within: timedelta | None = None,
+) -> pa.Table:
     """Return `rows` with the writer's neighbour columns: `search_text` carrying the text of
-    the previous row of the same key, `context_id` naming it (`last`: key -> row number)."""
+    the previous row of the same key when it is at most `within` earlier (None: always),
+    `context_id` naming it (`last`: key -> row number and time)."""
     texts, ids, carried_at = [], [], []
     created = rows.column("created_at").to_pylist()
     for offset, (key, text) in enumerate(
@@ -142,7 +195,7 @@ def _carrying(rows: pa.Table, start: int, last: dict[str, tuple[int, datetime]])
         before = last.get(key)
         last[key] = (start + offset, created[offset])
         own = f"ana: {text}"
-        if before is None:
+        if before is None or (within is not None and created[offset] - before[1] > within):
             texts.append(own)
             ids.append(None)
             carried_at.append(None)
@@ -197,14 +250,23 @@ def _rewrite_carriers_by_hand(table: Any, predicate: str) -> None:
     table.checkout_latest()
 
 
-def run(folder: Path, entries: int, expired: float, neighbours: bool = False) -> dict[str, object]:
+def run(
+    folder: Path,
+    entries: int,
+    expired: float,
+    neighbours: bool = False,
+    layout: str = "random",
+    within: timedelta | None = None,
+) -> dict[str, object]:
     """Return the benchmark's figures, building both copies under `folder`."""
     days = round(SPAN.days * (1 - expired))
     ctx_a, ctx_b = context(str(folder / "a")), context(str(folder / "b"))
     started = time.perf_counter()
-    bank_a = build(ctx_a, entries, days, neighbours=neighbours)
-    bank_b = build(ctx_b, entries, days, neighbours=neighbours)
+    bank_a = build(ctx_a, entries, days, neighbours=neighbours, layout=layout, within=within)
+    bank_b = build(ctx_b, entries, days, neighbours=neighbours, layout=layout, within=within)
     print(f"built 2 x {entries:,} entries in {time.perf_counter() - started:.1f} s")
+    side = ctx_a.store.carried_table(bank_a.id)  # type: ignore[attr-defined]
+    carried_rows = 0 if side is None else side.count_rows()
     predicate = where_of(retention.plan_retention(bank_b, NOW).entry_filter())
     assert predicate is not None
 
@@ -242,7 +304,7 @@ def run(folder: Path, entries: int, expired: float, neighbours: bool = False) ->
     plain_seconds = None
     if neighbours:  # the same retention on a bank whose rows carry nothing
         ctx_c = context(str(folder / "c"))
-        bank_c = build(ctx_c, entries, days, neighbours=False)
+        bank_c = build(ctx_c, entries, days, neighbours=False, layout=layout)
         started = time.perf_counter()
         plain = retention.apply_retention(ctx_c, bank_c)
         plain_seconds = time.perf_counter() - started
@@ -263,6 +325,9 @@ def run(folder: Path, entries: int, expired: float, neighbours: bool = False) ->
     return {
         "entries": entries,
         "neighbours": neighbours,
+        "layout": layout,
+        "within_hours": None if within is None else within / timedelta(hours=1),
+        "carried_rows": carried_rows,
         "deleted": result.deleted,
         "membank_seconds": round(membank_seconds, 3),
         "by_hand_seconds": round(hand_seconds, 3),
@@ -288,10 +353,18 @@ def main() -> None:
         help="rows carry the turn before them (as conversation turns do since issue 14); "
         "both sides rewrite the carriers of deleted turns",
     )
+    parser.add_argument("--layout", choices=LAYOUTS, default="random", help="see above")
+    parser.add_argument(
+        "--within-hours",
+        type=float,
+        default=Settings().neighbour_within_hours,
+        help="a row carries the turn before it only this close (inf: always)",
+    )
     args = parser.parse_args()
+    within = None if math.isinf(args.within_hours) else timedelta(hours=args.within_hours)
     folder = args.dir or Path(tempfile.mkdtemp(prefix="membank-retention-"))
     try:
-        figures = run(folder, args.entries, args.expired, args.neighbours)
+        figures = run(folder, args.entries, args.expired, args.neighbours, args.layout, within)
     finally:
         if args.dir is None:
             shutil.rmtree(folder, ignore_errors=True)

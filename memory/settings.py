@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     """A conversation turn's full-text index also carries the turn before it (recall; every
     deletion then also rewrites the turns carrying a deleted one, see bench/RESULTS.md
     issue 14). False: new turns carry nothing (set MEMBANK_NEIGHBOUR_INDEX=0)."""
+    neighbour_within_hours: float = Field(6.0, gt=0, le=1_000_000)
+    """A turn carries the turn before it only when that is at most this many hours earlier
+    (the same exchange; a key resuming later starts afresh). It also keeps retention of a
+    conversation bank as cheap as without carried text (bench/RESULTS.md "gap24")."""
     rerank_model: str | None = None
     """litellm model that reorders search hits (`memory.rerank`); None (default): off."""
     llm_timeout: float = 60.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.types.deletion import DeletionReceipt, PartitionSize
@@ -202,14 +202,16 @@ class EntryStore(Protocol):
         stored_json: Sequence[tuple[str, str]],
         turns: bool = False,
         carry: bool = False,
+        carry_within: timedelta | None = None,
         unique: bool = False,
         finish_deletions: bool = True,
     ) -> list[Entry]:
         """Store entries in one commit, each as its chunks `split` with one vector per chunk;
         `turns`: conversation turns (dated index text), `carry`: a turn's index text also
-        carries the turn before it, `unique`: skip ids the bank holds. Returns those stored.
-        A deletion whose prune did not complete is finished first when the bank is free
-        (unless `finish_deletions` is False: a sweep that prunes the bank itself later)."""
+        carries the turn before it (if at most `carry_within` earlier), `unique`: skip ids the
+        bank holds. Returns those stored. A deletion whose prune did not complete is finished
+        first when the bank is free (unless `finish_deletions` is False: a sweep that prunes
+        the bank itself later)."""
         ...
 
     def add_new_rows(self, bank_id: str, rows: pa.Table) -> set[str]:

@@ -125,8 +125,13 @@ def _prepare(case: Case, root: Path) -> None:
     secret = f"my card number is {case.needle}"
     if case.op == "retention":
         bank = make_bank(ctx, retention_days=30, compaction_prompt=None)
-        old = datetime.now(UTC) - timedelta(days=60)
+        old = datetime.now(UTC) - timedelta(days=30, hours=2)  # expired ...
         entries.write(ctx, bank, [_said("k", secret, created_at=old)])
+        later = old + timedelta(hours=4)  # ... and carried by a turn retention keeps
+        (kept,) = entries.write(ctx, bank, [_said("k", "a later note", created_at=later)])
+        docs = ctx.store.index_documents(bank.id).to_pylist()  # type: ignore[attr-defined]
+        (doc,) = [d for d in docs if d["entry_id"] == kept.id]
+        assert doc["search_text"].endswith(secret)  # positive control: a copy in a carrier
         entries.write(ctx, bank, [_said("k", "a recent note")])
     elif case.op == "compaction":  # no prompt: the overflow is dropped, nothing summarises it
         bank = make_bank(ctx, max_turns=4, compaction_prompt=None)

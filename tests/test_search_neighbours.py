@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -75,14 +75,67 @@ def test_the_turn_before_is_the_previous_one_in_time_not_in_write_order(
     late = _said("Ann", "Later words.")
     entries.write(ctx, conv, [late])
     early = _said("Ann", "Earlier words.")
-    early.created_at = clock.now() - timedelta(days=2)
+    early.created_at = clock.now() - timedelta(hours=2)
     entries.write(ctx, conv, [early])
     middle = _said("Bob", "Middle words.")
-    middle.created_at = clock.now() - timedelta(days=1)
+    middle.created_at = clock.now() - timedelta(hours=1)
     entries.write(ctx, conv, [middle])
     rows = _index_rows(ctx, conv)
     assert rows["Earlier words."][1] is None  # nothing stored was older
     assert rows["Middle words."][0].endswith(f"{CONTEXT_SEPARATOR}Earlier words.")
+
+
+def _said_at(speaker: str, text: str, at: datetime, key: str = "k") -> EntryIn:
+    item = _said(speaker, text, key)
+    item.created_at = at
+    return item
+
+
+@pytest.mark.parametrize("writes", [1, 2], ids=["one write", "two writes"])
+def test_a_turn_carries_the_turn_before_only_from_the_same_exchange(
+    ctx: Context, conv: Bank, clock: FixedClock, writes: int
+) -> None:
+    """The turn before is carried when it is at most `neighbour_within_hours` (6) earlier;
+    a key resuming later starts afresh: its first turn is found by its own words only."""
+    start = clock.now() - timedelta(days=2)
+    turns = [
+        _said_at("Ann", ASK, start),
+        _said_at("Bob", ANSWER, start + timedelta(hours=6)),  # at the bound: carried
+        _said_at("Ann", "Back again, wombat news.", start + timedelta(hours=12, seconds=1)),
+        _said_at("Bob", "Glad to hear.", start + timedelta(hours=12, minutes=5)),
+    ]
+    if writes == 1:
+        asked, _, back, _ = entries.write(ctx, conv, turns)
+    else:  # the turn before is read back from the table
+        asked, _, back, _ = [entries.write(ctx, conv, [t])[0] for t in turns]
+    rows = _index_rows(ctx, conv)
+    assert rows[ANSWER][1] == asked.id
+    assert rows["Back again, wombat news."] == (
+        "31 October 2026\nAnn: Back again, wombat news.",
+        None,
+    )
+    assert rows["Glad to hear."][1] == back.id
+    assert _fts(ctx, conv, "Basque river") == [ANSWER]  # not the turn resuming after it
+    assert _fts(ctx, conv, "wombat") == ["Back again, wombat news.", "Glad to hear."]
+
+
+def test_the_bound_is_a_setting(
+    ctx: Context, conv: Bank, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.settings import Settings
+
+    assert Settings().neighbour_within_hours == 6
+    monkeypatch.setenv("MEMBANK_NEIGHBOUR_WITHIN_HOURS", "0.5")
+    hours = Settings().neighbour_within_hours
+    ctx.settings = ctx.settings.model_copy(update={"neighbour_within_hours": hours})
+    start = clock.now() - timedelta(hours=2)
+    entries.write(ctx, conv, [_said_at("Ann", ASK, start)])
+    entries.write(ctx, conv, [_said_at("Bob", ANSWER, start + timedelta(minutes=31))])
+    assert _index_rows(ctx, conv)[ANSWER][1] is None
+    assert _fts(ctx, conv, "quokka") == [ASK]
+    ctx.settings = ctx.settings.model_copy(update={"neighbour_within_hours": 48.0})
+    entries.write(ctx, conv, [_said_at("Cy", "Third words.", clock.now())])
+    assert _index_rows(ctx, conv)["Third words."][1] is not None  # 89 minutes: within 48 h
 
 
 def test_a_general_bank_carries_no_neighbour(ctx: Context) -> None:
@@ -124,10 +177,14 @@ def test_retention_and_compaction_leave_no_copy_in_a_kept_turn(
 ) -> None:
     bank = make_bank(ctx, retention_days=30)
     old = _said("Ann", ASK)
-    old.created_at = clock.now() - timedelta(days=40)
-    entries.write(ctx, bank, [old, _said("Bob", ANSWER)])
+    old.created_at = clock.now() - timedelta(days=30, hours=1)  # expired ...
+    kept = _said("Bob", ANSWER)
+    kept.created_at = clock.now() - timedelta(days=30, hours=-1)  # ... carried by a kept turn
+    entries.write(ctx, bank, [old, kept, _said("Cy", "Much later.")])
+    assert _index_rows(ctx, bank)[ANSWER][0].endswith(ASK)  # positive control
     assert retention.apply_retention(ctx, bank).deleted == 1
     assert _fts(ctx, bank, "quokka") == []
+    assert _index_rows(ctx, bank)[ANSWER] == (f"2 October 2026\nBob: {ANSWER}", None)
     assert _files_containing(tmp_path / "db", b"quokka") == []
 
     chat = make_bank(ctx, "chat2", max_turns=4)

@@ -10,7 +10,7 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -84,6 +84,7 @@ def write(
         stored_json=stored_json,
         turns=turns,
         carry=turns and ctx.settings.neighbour_index,
+        carry_within=timedelta(hours=ctx.settings.neighbour_within_hours),
         unique=unique,
         finish_deletions=finish_deletions,
     )

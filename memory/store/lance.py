@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -167,6 +168,7 @@ class LanceStore(
         stored_json: Sequence[tuple[str, str]],
         turns: bool = False,
         carry: bool = False,
+        carry_within: timedelta | None = None,
         unique: bool = False,
         finish_deletions: bool = True,
     ) -> list[Entry]:
@@ -175,11 +177,11 @@ class LanceStore(
         entries stored.
 
         With `turns` (a conversation bank), each chunk's full-text row starts with its
-        date, and with `carry` a turn's first chunk also carries the turn before it
-        (`memory.store.neighbour_text`): the turns carried are read and the rows committed
-        under the bank's lock, so no deletion falls in between. With `unique`, an entry
-        whose id the bank already holds is skipped, atomically per bank, and left out of
-        the result.
+        date, and with `carry` a turn's first chunk also carries the turn before it when
+        that is at most `carry_within` earlier (`memory.store.neighbour_text`): the turns
+        carried are read and the rows committed under the bank's lock, so no deletion
+        falls in between. With `unique`, an entry whose id the bank already holds is
+        skipped, atomically per bank, and left out of the result.
 
         A deletion of this bank whose prune a crash or a full disk stopped is finished
         first when no one else holds the bank; if that prune fails again, its mark stays
@@ -196,7 +198,9 @@ class LanceStore(
         )
         with self.bank_lock(bank_id, timeout=None) if carry else nullcontext():
             if turns:
-                derived = neighbour_text.search_columns(self, bank_id, written, split, carry=carry)
+                derived = neighbour_text.search_columns(
+                    self, bank_id, written, split, carry=carry, within=carry_within
+                )
                 table = table.append_column(
                     indices.FTS_COLUMN, pa.array(derived.search_text, pa.string())
                 )

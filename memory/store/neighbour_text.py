@@ -18,6 +18,14 @@ deletion never misses a carrier written while it runs (on object storage the loc
 within one process, as for every deletion). The turn before is the
 latest stored turn of the key at or before the new one's time (`created_at`, then write
 order) or the previous one in the same write; summaries are never carried.
+
+A turn carries the turn before only from the same exchange: at most `within` earlier
+(`Settings.neighbour_within_hours`, 6 hours by default). A key that resumes days later
+starts afresh, its first turn found by its own words. Besides the recall (a turn from days
+before is no context), this keeps deletion by time cheap: the rows carrying a turn that
+retention expires sit only in the fragments written within that bound after its cutoff, so
+retention drops whole old fragments of the carried table as of the entries table
+(bench/RESULTS.md "gap24").
 """
 
 from __future__ import annotations
@@ -85,13 +93,15 @@ def search_columns(
     split: Sequence[Sequence[str]],
     *,
     carry: bool = True,
+    within: timedelta | None = None,
 ) -> SearchColumns:
     """Return the `search_text` and `context_id` of every chunk row of a conversation
     bank's `written`, chunked as `split` (a general bank's the store derives: `speaker:
     text`).
 
     Each chunk is indexed after its entry's date; a turn's first chunk also carries the turn
-    before it (module docstring) unless `carry` is False (`Settings.neighbour_index`). Reads
+    before it (module docstring) unless `carry` is False (`Settings.neighbour_index`) or
+    that turn is more than `within` earlier (None: however long before). Reads
     the keys' stored turns: the caller holds the bank's lock from here to its commit, so no
     deletion of a carried turn falls in between.
     """
@@ -103,6 +113,8 @@ def search_columns(
     for position, (entry, chunks) in enumerate(zip(written, split, strict=True)):
         day = date_text(entry.created_at)
         previous = before.get(position)
+        if previous is not None and within is not None:
+            previous = previous if entry.created_at - previous.created_at <= within else None
         for index, text in enumerate(chunks):
             own = f"{day}\n{_clean(index_text(entry.speaker, text))}"
             if index == 0 and previous is not None:
