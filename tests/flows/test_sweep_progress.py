@@ -3,7 +3,6 @@ and partitions finish, 100 at the end (real flow runs under the temporary Prefec
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -12,22 +11,6 @@ from compaction_support import make_bank, write_turns
 
 import flows.tasks
 from memory.context import Context
-from memory.store.lance import LanceStore
-from memory.testing import HashingEmbedder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> str:
-    """A LanceDB folder the flows open by path."""
-    return str(tmp_path / "db")
-
-
-@pytest.fixture
-def writer(data: str) -> Context:
-    """A context on that folder for setting up banks."""
-    return Context(
-        store=LanceStore(data), account="acme", embedder=lambda m: HashingEmbedder(m.dims)
-    )
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ partitions fails or the share is retried (real flow runs under the temporary Pre
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from compaction_support import make_bank, write_turns
@@ -24,8 +23,6 @@ from memory.context import Context
 from memory.errors import NotFound, ProviderError
 from memory.models import Bank
 from memory.ops.sweeps import BankCheck, CompactionResult
-from memory.store.lance import LanceStore
-from memory.testing import HashingEmbedder
 
 
 def _check(bank: str, *keys: str, summarized: bool = True) -> BankCheck:
@@ -176,20 +173,6 @@ def test_the_last_attempt_reports_instead_of_raising() -> None:
         "no such bank"  # permanent: never raised for a retry
     ]
     assert [o.failure for o in run_share(Share("b", ("k",)), compact, {}, 0)] == ["disk full"]
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> str:
-    """A LanceDB folder the flows open by path."""
-    return str(tmp_path / "db")
-
-
-@pytest.fixture
-def writer(data: str) -> Context:
-    """A context on that folder for setting up banks."""
-    return Context(
-        store=LanceStore(data), account="acme", embedder=lambda m: HashingEmbedder(m.dims)
-    )
 
 
 @pytest.fixture

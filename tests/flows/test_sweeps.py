@@ -13,21 +13,6 @@ from memory import banks, entries, purge
 from memory.context import Context
 from memory.errors import InvalidInput
 from memory.models import EntryIn
-from memory.store.lance import LanceStore
-from memory.testing import HashingEmbedder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> str:
-    """A LanceDB folder the flows open by path."""
-    return str(tmp_path / "db")
-
-
-@pytest.fixture
-def writer(data: str) -> Context:
-    """A context on that folder for setting up banks (system clock: flows use it too)."""
-    store = LanceStore(data)
-    return Context(store=store, account="acme", embedder=lambda m: HashingEmbedder(m.dims))
 
 
 def test_compaction_sweep_compacts_every_partition_over_a_threshold(
