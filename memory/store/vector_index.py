@@ -92,8 +92,27 @@ def build(table: Any, partitions: int) -> None:
 
 
 def rebuild(table: Any) -> None:
-    """Build the vector index afresh for the table's present size (final deletion)."""
-    build(table, partitions_for(int(table.count_rows())))
+    """Rewrite the vector index over the rows left (final deletion): with the partitions'
+    centroids it was trained with, so no k-means training runs again (2.2x faster at 67k
+    rows here; the table's next growth rebuild retrains); afresh when it has none."""
+    dataset = table.to_lance()
+    try:
+        centroids = dataset.centroids(index_name=VECTOR_INDEX)
+    except (ValueError, RuntimeError, OSError):  # no IVF index to take them from
+        centroids = None
+    if centroids is None or len(centroids) == 0:
+        build(table, partitions_for(int(table.count_rows())))
+        return
+    dataset.create_index(
+        "vector",
+        "IVF_FLAT",
+        name=VECTOR_INDEX,
+        metric="cosine",
+        replace=True,
+        num_partitions=len(centroids),
+        ivf_centroids=centroids,
+    )
+    table.checkout_latest()
 
 
 def tune(query: Any, *, approximate: bool, nprobes: int) -> Any:
