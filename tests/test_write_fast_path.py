@@ -7,7 +7,6 @@ import importlib.util
 import json
 import os
 import random
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from memory import banks, entries, validation
 from memory.config import get_mode
 from memory.context import Context
 from memory.entries.chunking import chunk_many, chunk_text
-from memory.entries.writer import new_ids
 from memory.errors import InvalidInput
 from memory.models import Bank, BankCreate, Entry, EntryIn
 from memory.providers import tokens
@@ -341,18 +339,3 @@ def test_a_big_write_embeds_in_bounded_batches_in_order(tmp_path: Path) -> None:
     expected = HashingEmbedder(384).embed([r["text"] for r in rows])
     assert np.allclose(np.array([r["vector"] for r in rows]), expected)  # each chunk its own
     assert entries.load(ctx, bank, "k")[0].id == entry.id
-
-
-def test_new_ids_are_what_uuid4_makes() -> None:
-    ids = new_ids(2_000)
-    assert len(set(ids)) == 2_000 and new_ids(0) == []
-    for value in ids:
-        parsed = uuid.UUID(hex=value)
-        assert (parsed.hex, parsed.version, parsed.variant) == (value, 4, uuid.RFC_4122)
-
-
-def test_an_entry_keeps_the_id_it_was_given(ctx: Context) -> None:
-    bank = banks.create(ctx, BankCreate(name="ids", type="general"))
-    given = EntryIn(id="mine", key="k", content="a"), EntryIn(key="k", content="b")
-    written = entries.write(ctx, bank, list(given))
-    assert written[0].id == "mine" and uuid.UUID(hex=written[1].id).version == 4

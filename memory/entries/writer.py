@@ -7,7 +7,7 @@ caller's next step (`memory.ops.entries.write` does both), never a hook run from
 from __future__ import annotations
 
 import gc
-import os
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -121,10 +121,9 @@ def _records(
     split = chunk_many(
         [item.content for item in items], size=mode.chunk_size, overlap=mode.chunk_overlap
     )
-    ids = iter(new_ids(sum(1 for item in items if not item.id)))
     written = [
         _entry(
-            id=item.id or next(ids),
+            id=item.id or uuid.uuid4().hex,
             bank_id=bank.id,
             key=item.key,
             content=item.content,
@@ -142,18 +141,6 @@ def _records(
         for position, (item, chunks) in enumerate(zip(items, split, strict=True))
     ]
     return written, split
-
-
-def new_ids(count: int) -> list[str]:
-    """Return `count` random version-4 UUIDs in hex, as `uuid.uuid4().hex` makes them, from
-    one read of the system's random source (a call per entry was a tenth of the records)."""
-    if count <= 0:
-        return []
-    raw = np.frombuffer(os.urandom(16 * count), dtype=np.uint8).reshape(count, 16).copy()
-    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
-    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # the RFC 4122 variant
-    text = raw.tobytes().hex()
-    return [text[start : start + 32] for start in range(0, 32 * count, 32)]
 
 
 _ENTRY_FIELDS = frozenset(Entry.model_fields)
