@@ -42,3 +42,19 @@ def write_recent(uri: str, account: str, bank_id: str, key: str, count: int) -> 
     import compaction_support
 
     return compaction_support.write_recent(uri, account, bank_id, key, count)
+
+
+def make_table_and_add(uri: str, name: str, start: object, row: int) -> int:
+    """Wait at the `start` barrier, then open table `name` (creating it when absent, as every
+    store table is) and add one row; returns the row added."""
+    _cache_bytecode()
+    import pyarrow as pa
+
+    from memory.store.connection import Connection
+
+    schema = pa.schema([("row", pa.int64())])
+    store = Connection(uri)
+    start.wait()  # type: ignore[attr-defined]
+    table = store._small_table(name, schema, create=True)
+    table.add(pa.table({"row": [row]}, schema=schema))
+    return row

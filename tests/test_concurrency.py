@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
+from multiprocessing import get_context
 from multiprocessing.pool import Pool
 
 import pytest
 from compaction_support import MARKER, MarkerCompleter, make_bank, spawn_pool
-from spawned import write_markers, write_recent
+from spawned import make_table_and_add, write_markers, write_recent
 
 from memory import entries, retention
 from memory.clock import FixedClock
@@ -38,6 +39,23 @@ def prune_by(request: pytest.FixtureRequest, ctx: Context) -> str:
         tuning = StoreTuning(segment_rows=2, reindex_every=1, index_segments=2)
         ctx.store = LanceStore(ctx.store.uri, tuning=tuning)
     return str(request.param)
+
+
+RACES = 12
+
+
+def test_processes_racing_to_make_a_table_make_one_and_keep_both_rows(
+    ctx: Context, pool: Pool
+) -> None:
+    """Every store table is made on first use; two first uses at once must not fail a write
+    or drop a row (LanceDB commits a losing creation as an Overwrite of the winner's table)."""
+    with get_context("spawn").Manager() as manager:
+        for race in range(RACES):
+            start = manager.Barrier(WRITERS)
+            jobs = [(ctx.store.uri, f"raced{race}", start, w) for w in range(WRITERS)]
+            assert sorted(pool.starmap(make_table_and_add, jobs)) == list(range(WRITERS))
+            rows = ctx.store._db.open_table(f"raced{race}").to_arrow()["row"].to_pylist()
+            assert sorted(rows) == list(range(WRITERS)), f"race {race} kept {rows}"
 
 
 @pytest.mark.usefixtures("prune_by")

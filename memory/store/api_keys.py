@@ -39,21 +39,12 @@ class KeyTable(Connection):
     """The API keys of a store (rows only: `memory.accounts` holds the rules)."""
 
     def _keys(self, *, create: bool) -> Any:
-        if KEYS_TABLE not in self._tables:
-            if not create and self._absent():
-                return None
-            try:
-                table = self._db.open_table(KEYS_TABLE)
-            except ValueError:
-                if not create:
-                    return None
-                table = self._db.create_table(KEYS_TABLE, schema=KEYS_SCHEMA, exist_ok=True)
+        opened = KEYS_TABLE in self._tables
+        table = self._small_table(KEYS_TABLE, KEYS_SCHEMA, create=create)
+        if table is not None and not opened:  # a table made before these columns existed
             missing = [c for c in ADDED_COLUMNS if c not in table.schema.names]
             if missing:
                 table.add_columns([KEYS_SCHEMA.field(c) for c in missing])
-            self._tables[KEYS_TABLE] = table
-        table = self._tables[KEYS_TABLE]
-        table.checkout_latest()
         return table
 
     def put_key_row(self, row: dict[str, Any]) -> None:

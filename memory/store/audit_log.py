@@ -16,7 +16,6 @@ from lance.dataset import ColumnOrdering
 
 from memory.store import filters
 from memory.store.connection import Connection
-from memory.store.idempotency import small_table
 from memory.store.schema import TIMESTAMP
 
 AUDIT_TABLE = "audit_log"
@@ -45,7 +44,7 @@ class AuditLogTable(Connection):
         if not rows:
             return
         data = pa.Table.from_pylist(rows, schema=AUDIT_SCHEMA)
-        table = small_table(self, AUDIT_TABLE, AUDIT_SCHEMA, create=True)
+        table = self._small_table(AUDIT_TABLE, AUDIT_SCHEMA, create=True)
         with self._writing(table):
             self._on_latest(table, lambda t: t.add(data))
 
@@ -60,7 +59,7 @@ class AuditLogTable(Connection):
     ) -> list[dict[str, Any]]:
         """Return up to `limit` rows of `account`, newest first, older than row `before_id`
         (a page cursor) and within [since, until)."""
-        table = small_table(self, AUDIT_TABLE, AUDIT_SCHEMA, create=False)
+        table = self._small_table(AUDIT_TABLE, AUDIT_SCHEMA, create=False)
         if table is None:
             return []
         predicate = filters.conjoin(

@@ -89,10 +89,8 @@ class CarriedTables(Connection):
         table = self._carried(bank_id)
         if table is None:
             name = carried.table_name(bank_id)
-            table = self._db.create_table(name, schema=carried.SCHEMA, exist_ok=True)
+            table = self._open_or_create(name, carried.SCHEMA, prepare=indices.ensure)
             self._tables[name] = table
-            with self._writing(table):
-                indices.ensure(table)
         step = self._side_tuning.segment_rows
         for start in range(0, rows.num_rows, step):
             self._add_part(table, rows.slice(start, step))

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import lancedb
+import pyarrow as pa
 
 from memory.errors import StorageError
 from memory.store import segments
 from memory.store.latest_turns import LatestTurns
-from memory.store.locks import is_local, pruning, spans_machines, writing
+from memory.store.locks import creating, is_local, pruning, spans_machines, writing
 from memory.store.retry import STORAGE_ERRORS, lost_race, pruned_under
 from memory.store.segments import StoreTuning
 from memory.types.problems import engine_text
@@ -88,6 +89,42 @@ class Connection:
                     f"cannot open storage {self.uri!r}: {reason} (check --data / MEMBANK_URI)"
                 ) from exc
         return self._connection
+
+    def _open_or_create(
+        self, name: str, schema: pa.Schema, *, prepare: Callable[[Any], None] | None = None
+    ) -> Any:
+        """Open table `name`, creating it (then `prepare`, e.g. its indices) when absent.
+
+        One creator at a time (`locks.creating`): two processes whose first writes race to
+        make the same table get one table, and the second opens what the first made.
+        """
+        with creating(self.uri, name):
+            try:
+                return self._db.open_table(name)
+            except ValueError:  # absent
+                pass
+            table = self._db.create_table(name, schema=schema)
+            if prepare is not None:
+                with self._writing(table):
+                    prepare(table)
+            return table
+
+    def _small_table(self, name: str, schema: pa.Schema, *, create: bool) -> Any | None:
+        """Return a small table (registry, keys, lab runs, ...) at its latest version, opened
+        once per store (None: it is absent and not `create`)."""
+        table = self._tables.get(name)
+        if table is None:
+            if not create and self._absent():
+                return None
+            try:
+                table = self._db.open_table(name)
+            except ValueError:  # absent
+                if not create:
+                    return None
+                table = self._open_or_create(name, schema)
+            self._tables[name] = table
+        table.checkout_latest()
+        return table
 
     def _absent(self) -> bool:
         """Return True for a local store folder that does not exist (reads find nothing there

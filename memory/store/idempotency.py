@@ -41,28 +41,11 @@ IDEMPOTENCY_SCHEMA = pa.schema(
 as JSON, body)."""
 
 
-def small_table(conn: Connection, name: str, schema: pa.Schema, *, create: bool) -> Any:
-    """Return table `name` of `conn` at its latest version (None: absent and not `create`)."""
-    if name not in conn._tables:
-        if not create and conn._absent():
-            return None
-        try:
-            table = conn._db.open_table(name)
-        except ValueError:
-            if not create:
-                return None
-            table = conn._db.create_table(name, schema=schema, exist_ok=True)
-        conn._tables[name] = table
-    table = conn._tables[name]
-    table.checkout_latest()
-    return table
-
-
 class IdempotencyTable(Connection):
     """Stored first answers of idempotent requests (rows only)."""
 
     def _idempotency(self, *, create: bool) -> Any:
-        return small_table(self, IDEMPOTENCY_TABLE, IDEMPOTENCY_SCHEMA, create=create)
+        return self._small_table(IDEMPOTENCY_TABLE, IDEMPOTENCY_SCHEMA, create=create)
 
     def idempotency_row(self, row_id: str) -> dict[str, Any] | None:
         """Return the row with `row_id` (None: none)."""

@@ -37,19 +37,7 @@ class LabRunsStore(Connection):
     """The saved test runs of a store (`LanceStore` inherits it)."""
 
     def _lab_runs(self, *, create: bool) -> Any:
-        table = self._tables.get(LAB_RUNS)
-        if table is None:
-            if not create and self._absent():
-                return None
-            try:
-                table = self._db.open_table(LAB_RUNS)
-            except ValueError:
-                if not create:
-                    return None
-                table = self._db.create_table(LAB_RUNS, schema=LAB_RUNS_SCHEMA, exist_ok=True)
-            self._tables[LAB_RUNS] = table
-        table.checkout_latest()
-        return table
+        return self._small_table(LAB_RUNS, LAB_RUNS_SCHEMA, create=create)
 
     def put_lab_run(
         self,

@@ -131,10 +131,7 @@ class LanceStore(
         return table
 
     def _create_entries_table(self, name: str, dims: int) -> Any:
-        table = self._db.create_table(name, schema=entries_schema(dims), exist_ok=True)
-        with self._writing(table):
-            indices.ensure(table)
-        return table
+        return self._open_or_create(name, entries_schema(dims), prepare=indices.ensure)
 
     def vector_dims(self, bank_id: str) -> int | None:
         """Return the width of the vectors in a bank's entries table (None: no table)."""

@@ -165,6 +165,15 @@ def names_lock(uri: str, account: str) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def creating(uri: str, table: str) -> Iterator[None]:
+    """Hold the right to create `table`: one creator at a time, so a creation that would
+    lose a race never commits (LanceDB commits the loser as an Overwrite of the winner's
+    table, which fails or empties the winner's first writes)."""
+    with _named_lock(uri, f"{table}.create", None):
+        yield
+
+
 def reading(uri: str, table: str) -> AbstractContextManager[None]:
     """Hold `table`'s version files in place for a streaming read (shared with other readers).
 

@@ -22,19 +22,7 @@ class Registry(Connection):
     """The bank registry of a store (`LanceStore` adds the entries tables)."""
 
     def _registry(self, *, create: bool = True) -> Any:
-        if REGISTRY not in self._tables:
-            if not create and self._absent():
-                return None
-            try:
-                table = self._db.open_table(REGISTRY)
-            except ValueError:
-                if not create:
-                    return None
-                table = self._db.create_table(REGISTRY, schema=BANKS_SCHEMA, exist_ok=True)
-            self._tables[REGISTRY] = table
-        table = self._tables[REGISTRY]
-        table.checkout_latest()
-        return table
+        return self._small_table(REGISTRY, BANKS_SCHEMA, create=create)
 
     def put_bank(self, bank: Bank) -> None:
         """Insert or replace a bank record."""

@@ -19,7 +19,7 @@ from lab_browser import (
     run_pasted_test,
     settle,
 )
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from memory import banks
 from memory.judge import HEURISTIC_LABEL
@@ -127,10 +127,10 @@ def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
         open_page(page, "Test compaction")
         page.get_by_text("Judge, thresholds and a second prompt").click()
         max_size = page.get_by_label("Max size (tokens, 0 = off)")
-        assert max_size.input_value() == "8000"  # the bank's
+        expect(max_size).to_have_value("8000")  # the bank's
         page.get_by_text("Pasted entries", exact=True).click()
-        settle(page)
-        assert max_size.input_value() == "0"  # not the bank's, carried over to a paste
+        settle(page)  # the rerun may start after settle's wait on a loaded machine: expect waits
+        expect(max_size).to_have_value("0")  # not the bank's, carried over to a paste
         page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
         page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
         page.keyboard.press("Tab")
