@@ -56,5 +56,6 @@ def make_table_and_add(uri: str, name: str, start: object, row: int) -> int:
     store = Connection(uri)
     start.wait()  # type: ignore[attr-defined]
     table = store._small_table(name, schema, create=True)
+    assert table is not None
     table.add(pa.table({"row": [row]}, schema=schema))
     return row
