@@ -55,7 +55,12 @@ def test_processes_racing_to_make_a_table_make_one_and_keep_both_rows(
             start = manager.Barrier(WRITERS)
             jobs = [(ctx.store.uri, f"raced{race}", start, w) for w in range(WRITERS)]
             assert sorted(pool.starmap(make_table_and_add, jobs)) == list(range(WRITERS))
-            rows = lancedb.connect(ctx.store.uri).open_table(f"raced{race}").to_arrow()["row"].to_pylist()
+            rows = (
+                lancedb.connect(ctx.store.uri)
+                .open_table(f"raced{race}")
+                .to_arrow()["row"]
+                .to_pylist()
+            )
             assert sorted(rows) == list(range(WRITERS)), f"race {race} kept {rows}"
 
 
