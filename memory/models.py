@@ -208,9 +208,11 @@ class SearchQuery(Strict):
 
 
 class SearchHit(Strict):
-    """One entry found by a search, ranked by its best chunk."""
+    """One entry found by a search, ranked by its best chunk: `chunk` is that chunk's position
+    in the entry (0: the first, and the only one of an entry short enough to embed whole),
+    `chunk_text` its text."""
 
     entry: Entry
     score: float
-    chunk_index: int
+    chunk: int
     chunk_text: str

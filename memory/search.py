@@ -157,7 +157,7 @@ def search(
         SearchHit(
             entry=Entry.from_fields(bank.id, row),
             score=float(row["_score"]),
-            chunk_index=int(row["chunk"]),
+            chunk=int(row["chunk"]),
             chunk_text=row["chunk_text"],
         )
         for row in top

@@ -332,7 +332,7 @@ def test_long_entry_is_chunked_by_the_mode(ctx: Context, mode: str) -> None:
         assert len(ids) == len(set(ids))
     (hit,) = search.search(ctx, bank, SearchQuery(text="zanzibarquartz", method="fts"))
     assert hit.entry.id == entry.id
-    assert hit.chunk_index == len(expected) - 1
+    assert hit.chunk == len(expected) - 1
     assert "zanzibarquartz" in hit.chunk_text
     assert hit.entry.content == text
 

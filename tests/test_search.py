@@ -83,7 +83,7 @@ def test_hits_carry_entry_score_and_chunk(ctx: Context, conv: Bank) -> None:
     for method in METHODS:
         hits = search.search(ctx, conv, SearchQuery(text="parcel damaged", method=method))
         assert hits[0].entry == entry, method
-        assert hits[0].chunk_index == 0 and hits[0].chunk_text == entry.content
+        assert hits[0].chunk == 0 and hits[0].chunk_text == entry.content
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True)
 
@@ -332,7 +332,7 @@ def crowd(ctx: Context) -> Bank:
 
 def _run(ctx: Context, bank: Bank, text: str, k: int, method: SearchMethod) -> list[Any]:
     hits = search.search(ctx, bank, SearchQuery(text=text, k=k, method=method))
-    return [(h.entry.id, h.score, h.chunk_index) for h in hits]
+    return [(h.entry.id, h.score, h.chunk) for h in hits]
 
 
 @pytest.mark.parametrize("method", METHODS)
