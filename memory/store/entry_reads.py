@@ -30,6 +30,7 @@ class EntryReads(Connection):
     if TYPE_CHECKING:  # provided by LanceStore
 
         def _entries(self, bank_id: str, *, latest: bool = True) -> Any | None: ...
+        def _dataset(self, table: Any) -> Any: ...
         def vector_dims(self, bank_id: str) -> int | None: ...
         def scan(
             self, bank_id: str, *, columns: Sequence[str] = ..., where: str | None = None
@@ -111,8 +112,9 @@ class EntryReads(Connection):
         row_ids = [row for _, _, row in chunks if row is not None]
         parts = []
         if row_ids:
+            where = filters.row_ids_in(row_ids)
             taken = self._on_latest(
-                table, lambda t: t.take_row_ids(row_ids).select(wanted).to_arrow()
+                table, lambda t: self._dataset(t).to_table(columns=wanted, filter=where)
             )
             parts.append(taken)
         found = _positions(parts)
