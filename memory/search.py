@@ -151,7 +151,7 @@ def search(
         top = [{**row, "_score": scale(float(row["_score"]))} for row in half.rows]
     top = [row for row in top[: wanted.k] if row["_score"] >= floor]
     if wanted.method == "hybrid":
-        top = _with_hit_fields(ctx, bank, top)
+        top = _with_hit_fields(ctx, bank, top, wanted.key)
     _fill_content(ctx, bank, top)
     hits = [
         SearchHit(
@@ -371,20 +371,37 @@ def _ranked(
         limit = min(limit * OVERFETCH, MAX_FETCH)
 
 
-def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row]) -> list[Row]:
+def _with_hit_fields(ctx: Context, bank: Bank, rows: list[Row], key: str | None) -> list[Row]:
     """Return the hits `rows` (ranked by their chunks' few fields) with their chunks'
     `HIT_FIELDS`, read for these chunks alone; a hit whose entry is gone meanwhile is
-    left out."""
+    left out.
+
+    What is known already is not read (each column costs a read per hit, ~0.25 ms for 10
+    hits at 300k rows): the chunk count (both halves read it), the key the search filtered
+    on, and the chunk text when every hit has it from the full-text half or is an entry of
+    one chunk (whose text is the entry's).
+    """
     if not rows:
         return rows
+    known = {"chunk_count"} | ({"key"} if key is not None else set())
+    if all("chunk_text" in r or int(r["chunk_count"]) == 1 for r in rows):
+        known.add("chunk_text")
+    fields = [f for f in HIT_FIELDS if f not in known]
     named = [(r["id"], int(r["chunk"]), r.get("row")) for r in rows]
-    read = ctx.store.chunks_at(bank.id, named, fields=HIT_FIELDS).to_pylist()
+    read = ctx.store.chunks_at(bank.id, named, fields=fields).to_pylist()
     found = {(r["id"], int(r["chunk"])): r for r in read}
-    return [
-        {**found[(r["id"], int(r["chunk"]))], "_score": r["_score"]}
-        for r in rows
-        if (r["id"], int(r["chunk"])) in found
-    ]
+    hits = []
+    for r in rows:
+        stored = found.get((r["id"], int(r["chunk"])))
+        if stored is None:
+            continue
+        hit = {**stored, "chunk_count": r["chunk_count"], "_score": r["_score"]}
+        if key is not None:
+            hit["key"] = key
+        if "chunk_text" not in hit:
+            hit["chunk_text"] = r.get("chunk_text", hit["content"])
+        hits.append(hit)
+    return hits
 
 
 def _fill_content(ctx: Context, bank: Bank, rows: list[Row]) -> None:
