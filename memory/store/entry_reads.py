@@ -98,9 +98,10 @@ class EntryReads(Connection):
         names (as `search_chunks`).
 
         Each chunk is (entry id, chunk number, its `row` as a search of this table gave it, or
-        None). Rows are taken by row id (a few reads, whatever the table's size); a row id
-        that names another chunk or none (the table was compacted since the search) is
-        looked up by entry id instead. A chunk no longer stored is left out.
+        None). Rows are taken by their position in the version searched (a few reads,
+        whatever the table's size); a position that names another chunk or none (the table
+        changed since the search) is looked up by entry id instead. A chunk no longer
+        stored is left out.
         """
         if not chunks:
             return pa.table({f: [] for f in fields})
@@ -109,14 +110,10 @@ class EntryReads(Connection):
         table = self._entries(bank_id, latest=False)  # the row ids are of the version searched
         if table is None:
             return pa.table({f: [] for f in fields})
-        row_ids = [row for _, _, row in chunks if row is not None]
+        offsets = [row for _, _, row in chunks if row is not None]
         parts = []
-        if row_ids:
-            where = filters.row_ids_in(row_ids)
-            taken = self._on_latest(
-                table, lambda t: self._dataset(t).to_table(columns=wanted, filter=where)
-            )
-            parts.append(taken)
+        if offsets:
+            parts.append(self._on_latest(table, lambda t: _take(self._dataset(t), offsets, wanted)))
         found = _positions(parts)
         lost = sorted({e for e, c, _ in chunks if (e, c) not in found})
         if lost:
@@ -236,6 +233,12 @@ class EntryReads(Connection):
         else:
             table = self.scan(bank_id, columns=columns, where=filters.heads_of(flt))
         return table.rename_columns(dict(zip(columns, fields, strict=True)))
+
+
+def _take(dataset: Any, offsets: Sequence[int], columns: Sequence[str]) -> pa.Table:
+    """Return the rows at `offsets` of `dataset` (those past its end are left out)."""
+    rows = dataset.count_rows()
+    return dataset.take([o for o in offsets if o < rows], columns=list(columns))
 
 
 def _positions(parts: Sequence[pa.Table]) -> dict[tuple[str, int], int]:

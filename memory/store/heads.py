@@ -28,11 +28,11 @@ CHUNK_COLUMN_OF = {
     "chunk_text": "text",
     "carries": "context_id",
     "chunk_vector": "vector",
-    "row": "_rowid",
+    "row": "_rowoffset",
 }
 """The storage columns of a search's chunk fields (`memory.models.CHUNK_FIELDS`; and the
-chunk's vector and its row id at the version searched, which a hybrid search reads to
-score and fetch its hits: `memory.search`)."""
+chunk's vector and its row's position in the version searched, which a hybrid search reads
+to score and fetch its hits: `memory.search`)."""
 
 
 def hit_columns_of(fields: Sequence[str]) -> list[str]:

@@ -422,7 +422,7 @@ class LanceStore(
 
 
 def _empty(columns: Sequence[str]) -> pa.Table:
-    """Return an empty result with `columns` (`_rowid` included) for a bank with no table."""
+    """Return an empty result with `columns` (`_rowoffset` included) for a bank with no table."""
     schema = entries_schema(EMPTY_DIMS)
-    types = {name: schema.field(name).type for name in schema.names} | {"_rowid": pa.uint64()}
+    types = {name: schema.field(name).type for name in schema.names} | {"_rowoffset": pa.uint64()}
     return pa.table({name: pa.array([], types[name]) for name in columns})

@@ -72,7 +72,7 @@ def run_on_dataset(
     has_positions: Callable[[], bool] = lambda: True,
 ) -> pa.Table:
     """Return what `run` returns, by a scan of the Lance dataset of the version searched
-    (`columns` may include `_rowid`: the rows' ids at that version).
+    (`columns` may include `_rowoffset`: the rows' positions in that version).
 
     The same engine query as `run` without LanceDB's per-query work in Python (a schema
     read or two and an event-loop round trip a query: ~3 ms of 10-15 at 100k rows,
@@ -84,8 +84,7 @@ def run_on_dataset(
         InvalidInput: a quoted phrase on an index without positions (as `run`).
     """
     relevance = "_distance" if method == "vector" else "_score"  # asked for: else a warning
-    wanted = [*(c for c in columns if c != "_rowid"), relevance]
-    options: dict[str, Any] = {"columns": wanted, "with_row_id": "_rowid" in columns}
+    options: dict[str, Any] = {"columns": [*columns, relevance]}
     if where:
         options |= {"filter": where, "prefilter": True}
     if method == "vector":
