@@ -105,11 +105,11 @@ def compact_without_summary(ctx: Context, request: Share) -> list[PartitionOutco
     return _compact_share(ctx, request)
 
 
-@bank_task(name="prune_bank", run_name="prune {request}", retries=3)
-def prune_bank(ctx: Context, request: str) -> None:
-    """Make the sweep's deletions in one bank (`request`: its id) final: one prune after all
-    its partitions."""
-    sweeps.prune(ctx, request)
+@bank_task(name="finish_bank", run_name="finish {request}", retries=3)
+def finish_bank(ctx: Context, request: str) -> None:
+    """Finish one bank (`request`: its id) after all its partitions: store its counters and
+    make the sweep's deletions final (one prune)."""
+    sweeps.finish(ctx, request)
 
 
 def report_rows(rows: list[BankRow]) -> list[dict[str, Any]]:
@@ -265,7 +265,7 @@ class _Tally:
                 self.changed.add(bank_id)
         self.left[bank_id] -= 1
         if self.left[bank_id] == 0 and bank_id in self.changed:
-            future = prune_bank.submit(self.data, item.check.account, bank_id)
+            future = finish_bank.submit(self.data, item.check.account, bank_id)
             self.prunes.append((row, future))
 
     def wait_for_prunes(self) -> None:

@@ -21,6 +21,7 @@ from memory.clock import FixedClock
 from memory.compaction.apply import (
     STEPS,
     compact_partition,
+    finish_bank,
     reconcile,
     recovery_deletions,
 )
@@ -199,7 +200,7 @@ def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
 ) -> None:
     bank = make_bank(ctx, max_turns=4)
     write_turns(ctx, bank, "k", 6)
-    assert compact_partition(ctx, bank, "k", prune=False).status == "compacted"
+    assert compact_partition(ctx, bank, "k", finish=False).status == "compacted"
     assert purge.pending_deletions(ctx, bank)
     assert len(entries.load(ctx, bank, "k")) <= 2  # gone from reads already
     assert reconcile(ctx, bank)  # what the next sweep's evaluation does
@@ -210,21 +211,39 @@ def test_deferred_prune_leaves_deletions_pending_until_the_bank_prune(
 def test_a_sweeps_summaries_leave_the_deferred_prune_to_the_sweep(
     ctx: Context, extractive: ExtractiveCompleter
 ) -> None:
-    """A summary written with prune=False does not prune the partition compacted before it
+    """A summary written with finish=False does not prune the partition compacted before it
     (that made every partition of a sweep pay a prune); the bank's one prune does."""
     bank = make_bank(ctx, max_turns=4)
     for key in ("a", "b", "c"):
         write_turns(ctx, bank, key, 6)
-    assert compact_partition(ctx, bank, "a", prune=False).status == "compacted"
+    assert compact_partition(ctx, bank, "a", finish=False).status == "compacted"
     after_first = ctx.store.version_count(bank.id)
     for key in ("b", "c"):
-        assert compact_partition(ctx, bank, key, prune=False).status == "compacted"
+        assert compact_partition(ctx, bank, key, finish=False).status == "compacted"
     assert ctx.store.version_count(bank.id) > after_first  # no prune in between
     assert purge.pending_deletions(ctx, bank)
     purge.prune(ctx, bank)
     assert not purge.pending_deletions(ctx, bank)
     assert ctx.store.version_count(bank.id) == 1
     assert all(len(entries.load(ctx, bank, key)) <= 2 for key in ("a", "b", "c"))
+
+
+def test_a_sweeps_compactions_leave_the_counters_to_the_banks_finish(
+    ctx: Context, extractive: ExtractiveCompleter
+) -> None:
+    """With finish=False no partition writes the bank's counters (a registry commit every
+    worker of a sweep made per partition); `finish_bank` stores them once, then prunes."""
+    bank = make_bank(ctx, max_turns=4)
+    for key in ("a", "b", "c"):
+        write_turns(ctx, bank, key, 6)
+    for key in ("a", "b", "c"):
+        assert compact_partition(ctx, bank, key, finish=False).status == "compacted"
+    stored = banks.get(ctx, bank.name)
+    assert stored.summary_count == 0 and stored.last_compaction_at is None
+    finish_bank(ctx, stored)
+    finished = banks.get(ctx, bank.name)
+    assert finished.summary_count == 3 and finished.last_compaction_at is not None
+    assert not purge.pending_deletions(ctx, bank)
 
 
 def test_partitions_are_independent(ctx: Context, extractive: ExtractiveCompleter) -> None:

@@ -13,9 +13,9 @@ The steps, under the partition's lock:
    now on the compaction is journaled.
 5. check no other stored summary covers the same entries (a compaction elsewhere won the
    race): if one does, drop ours and delete nothing.
-6. delete the covered entries in one commit (`entry_id IN (...)`), prune old versions (at
-   once, or once per bank at the end of a sweep), record the bank's summary count and last
-   compaction time.
+6. delete the covered entries in one commit (`entry_id IN (...)`), prune old versions and
+   record the bank's summary count and last compaction time (at once, or once per bank at
+   the end of a sweep: `finish_bank`).
 
 A process killed anywhere leaves every entry either present or covered by exactly one
 summary; running compaction again finishes the job (step 1), the prune a kill interrupted
@@ -69,9 +69,10 @@ def _no_step(name: str) -> None:
 
 @dataclass(frozen=True)
 class _Run:
-    """How this compaction runs: prune now or leave it to the caller, and its checkpoint."""
+    """How this compaction runs: finish the bank now (prune, counters) or leave it to the
+    caller, and its checkpoint."""
 
-    prune: bool
+    finish: bool
     step: Checkpoint
 
 
@@ -151,7 +152,7 @@ def compact_partition(
     key: str,
     *,
     wait: float | None = DEFAULT_WAIT_SECONDS,
-    prune: bool = True,
+    finish: bool = True,
     checkpoint: Checkpoint | None = None,
 ) -> CompactionResult:
     """Compact one partition if it is over a threshold; returns what was done.
@@ -161,8 +162,10 @@ def compact_partition(
         bank: The bank holding the partition.
         key: The partition's key.
         wait: Seconds to wait for a partition another compaction holds (0: skip at once).
-        prune: Prune old versions now; False when the caller prunes the bank once later
-            (`purge.prune`, as the sweep does after all of a bank's partitions).
+        finish: Prune old versions and store the bank's counters now; False when the caller
+            does both once for the bank later (`finish_bank`, as the sweep does after all of
+            a bank's partitions: a prune rewrites files, and a counters write is a registry
+            commit that every worker of a sweep would otherwise make per partition).
         checkpoint: called at each step in STEPS (a test stops or races compaction there).
 
     Returns:
@@ -177,14 +180,14 @@ def compact_partition(
                 status="busy",
                 error="another compaction holds this partition",
             )
-        return _compact_locked(ctx, bank, key, _Run(prune, checkpoint or _no_step))
+        return _compact_locked(ctx, bank, key, _Run(finish, checkpoint or _no_step))
 
 
 def _compact_locked(ctx: Context, bank: Bank, key: str, run: _Run) -> CompactionResult:
     stored = entries.load(ctx, bank, key)
     doomed = recovery_deletions(stored)
     if doomed:
-        _delete(ctx, bank, sorted(doomed), prune=run.prune)
+        _delete(ctx, bank, sorted(doomed), prune=run.finish)
         stored = [e for e in stored if e.id not in doomed]
     run.step("recovered")
     plan = plan_partition(bank, key, _rows(stored))
@@ -206,7 +209,7 @@ def _compact_locked(ctx: Context, bank: Bank, key: str, run: _Run) -> Compaction
         if doomed:
             record_stats(ctx, bank)
         else:
-            reconcile(ctx, bank, prune=run.prune)
+            reconcile(ctx, bank, prune=run.finish)
         return result
     if plan.action == "drop":
         return _drop(ctx, bank, plan, result, run)
@@ -229,16 +232,18 @@ def _drop(
 
 
 def _replace(ctx: Context, bank: Bank, plan: CompactionPlan, run: _Run) -> None:
-    """Delete the covered entries (one commit, pruned unless the sweep will) and record stats.
+    """Delete the covered entries (one commit) and, unless the sweep will, prune and record
+    the counters.
 
     A drop stores no summary, so nothing in the data says it ran: the bank's compaction time
     is saved before the delete, where a kill cannot lose it.
     """
     if plan.action == "drop":
         _stamp(ctx, bank)
-    _delete(ctx, bank, plan.covered, prune=run.prune, after=lambda: run.step("deleted"))
+    _delete(ctx, bank, plan.covered, prune=run.finish, after=lambda: run.step("deleted"))
     run.step("pruned")
-    record_stats(ctx, bank)
+    if run.finish:
+        record_stats(ctx, bank)
     run.step("saved")
 
 
@@ -263,7 +268,7 @@ def _summarize_and_replace(
         )
     run.step("summarized")
     summary = _store_summary(
-        ctx, bank, plan, (covered, kept), text, (label, completer.model), prune=run.prune
+        ctx, bank, plan, (covered, kept), text, (label, completer.model), prune=run.finish
     )
     run.step("summary_stored")
     if _lost_race(ctx, bank, summary):
@@ -395,6 +400,17 @@ def _stamp(ctx: Context, bank: Bank) -> None:
     banks.update_counters(
         ctx.for_account(bank.account), bank.id, last_compaction_at=ctx.clock.now()
     )
+
+
+def finish_bank(ctx: Context, bank: Bank) -> None:
+    """Finish a bank after compacting its partitions with `finish=False` (the sweep): store
+    its counters, then make the deletions final (one prune).
+
+    Raises:
+        PrunePending: the prune failed (the deletions stay marked, finished next time).
+    """
+    record_stats(ctx, bank)
+    purge.prune(ctx, bank)
 
 
 def record_stats(ctx: Context, bank: Bank) -> Bank:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memory import banks, purge, retention
-from memory.compaction.apply import CompactionResult, compact_partition, reconcile
+from memory import banks, retention
+from memory.compaction.apply import CompactionResult, compact_partition, finish_bank, reconcile
 from memory.compaction.scan import evaluate_bank
 from memory.models import Bank
 from memory.ops.banks import get
@@ -32,8 +32,8 @@ __all__ = [
     "check",
     "compact",
     "every_bank",
+    "finish",
     "lock_note",
-    "prune",
     "retain",
 ]
 
@@ -80,18 +80,20 @@ def check(ctx: Context, bank_id: str) -> BankCheck:
 
 
 def compact(ctx: Context, step: PartitionStep) -> CompactionResult:
-    """Compact one partition over a threshold, without pruning (`prune` follows per bank);
-    a failed summary is the result's status `failed`, its entries kept."""
-    return compact_partition(ctx, get(ctx, step.bank_id), step.key, prune=False)
+    """Compact one partition over a threshold, leaving the prune and the bank's counters to
+    `finish` (once per bank); a failed summary is the result's status `failed`, its entries
+    kept."""
+    return compact_partition(ctx, get(ctx, step.bank_id), step.key, finish=False)
 
 
-def prune(ctx: Context, bank_id: str) -> None:
-    """Make the sweep's deletions in one bank final: one prune after all its partitions.
+def finish(ctx: Context, bank_id: str) -> None:
+    """Finish one bank after all its partitions: store its counters, then make the sweep's
+    deletions final (one prune).
 
     Raises:
         PrunePending: the prune failed (the deletions stay marked, finished next time).
     """
-    purge.prune(ctx, get(ctx, bank_id))
+    finish_bank(ctx, get(ctx, bank_id))
 
 
 def retain(ctx: Context, bank_id: str) -> RetentionResult:

@@ -38,7 +38,7 @@ def _tasks() -> list[Any]:
         sweep.evaluate,
         sweep.compact_with_summary,
         sweep.compact_without_summary,
-        sweep.prune_bank,
+        sweep.finish_bank,
         export.export_bank,
         ingest.ingest_files,
         retention.retain,
