@@ -285,7 +285,7 @@ def run(
     mine: list[float] = []
     hand: list[float] = []
     for n in range(FORGETS):
-        victim = victims[n * 997].as_py()
+        victim = victims[n * 997 % len(victims)].as_py()
 
         def membank_forget(entry_id: str = victim) -> None:
             started = time.perf_counter()
