@@ -107,7 +107,9 @@ UNGUARDED = (
     "process only: prunes, carried-turn rewrites, compactions and session merges of two "
     "processes or machines do not wait for each other (commits stay safe), and a copy of "
     "deleted rows that a rewrite losing a race leaves in a file no version references is "
-    "removed only by LanceDB's 7-day cleanup; verify does not see such files"
+    "removed only by LanceDB's 7-day cleanup; verify does not see such files; two first "
+    "writes that make the same table at once (a new bank's carried text) may fail one "
+    "(LanceDB commits the later creation as an overwrite)"
 )
 
 

@@ -107,7 +107,7 @@ class EntryReads(Connection):
             return pa.table({f: [] for f in fields})
         columns = heads.hit_columns_of(fields)
         wanted = list(dict.fromkeys([*columns, "entry_id", heads.CHUNK]))
-        table = self._entries(bank_id, latest=False)  # the row ids are of the version searched
+        table = self._entries(bank_id, latest=False)  # the positions are of the version searched
         if table is None:
             return pa.table({f: [] for f in fields})
         offsets = [row for _, _, row in chunks if row is not None]
