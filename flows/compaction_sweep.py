@@ -14,7 +14,9 @@ and shares finish; a table artifact reports every bank.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from prefect import flow, unmapped
@@ -139,11 +141,31 @@ def report_rows(rows: list[BankRow]) -> list[dict[str, Any]]:
     return table
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """How long a sweep waits for its tasks' answers (None: as long as they take)."""
+
+    seconds: float | None
+    started: float
+
+    def left(self) -> float | None:
+        """Return the seconds left to wait (None: no limit)."""
+        if self.seconds is None:
+            return None
+        return max(0.0, self.started + self.seconds - time.monotonic())
+
+    def missed(self) -> str:
+        """Return why a task that did not answer in time is reported as failed."""
+        return f"no answer from its worker within the sweep's {self.seconds:g} s"
+
+
 def _checks(
-    group: BankGroup, future: PrefectFuture[list[BankCheck | str]]
+    group: BankGroup, future: PrefectFuture[list[BankCheck | str]], deadline: Deadline
 ) -> list[BankCheck | str]:
     """Return each bank's check, or why its evaluation failed (the whole group's task)."""
-    future.wait()
+    future.wait(timeout=deadline.left())
+    if not future.state.is_final():
+        return [f"evaluation failed: {deadline.missed()}"] * len(group.bank_ids)
     if future.state.is_completed():
         found: list[BankCheck | str] = future.result()
         return found
@@ -152,11 +174,21 @@ def _checks(
 
 @flow(name="membank-compaction-sweep", log_prints=True, task_runner=sweep_task_runner())
 def compaction_sweep(
-    data: str | None = None, shares: int = SHARES, check_groups: int = CHECK_GROUPS
+    data: str | None = None,
+    shares: int = SHARES,
+    check_groups: int = CHECK_GROUPS,
+    deadline_seconds: float | None = None,
 ) -> list[BankRow]:
     """Check every bank with a trigger in about `check_groups` tasks, then compact every
     partition over a threshold in about `shares` tasks (each a share of one bank's
-    partitions, `flows.shares`); report it."""
+    partitions, `flows.shares`); report it.
+
+    With `deadline_seconds`, a task with no answer that long after the sweep began is
+    reported as failed and the sweep ends (the next sweep tries its partitions again): a
+    worker process that stops answering (a LanceDB call that never returns,
+    lancedb/lancedb#4210) does not hold the sweep, and the task runner's exit stops it.
+    """
+    deadline = Deadline(deadline_seconds, time.monotonic())
     ctx = open_context(data)
     storage = ctx.store.location
     print(f"sweeping storage {storage}")
@@ -167,7 +199,7 @@ def compaction_sweep(
     checks = {
         bank_id: checked
         for (_, group), future in zip(groups, futures, strict=True)
-        for bank_id, checked in zip(group.bank_ids, _checks(group, future), strict=True)
+        for bank_id, checked in zip(group.bank_ids, _checks(group, future, deadline), strict=True)
     }
     rows: list[BankRow] = []
     found: list[tuple[BankRow, BankCheck]] = []
@@ -200,13 +232,23 @@ def compaction_sweep(
     tally = _Tally(data, {c.bank_id: row for row, c in found}, planned)
     total = len(triggered) + sum(len(p.share.keys) for p in planned)
     done = len(triggered)
-    for future in as_completed(list(of)):
-        item = of[future]
-        tally.add(item, _share_outcomes(item.share, future))
-        done += len(item.share.keys)
-        note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
-        progress.update(done, total, note)
-    tally.wait_for_prunes()
+    answered: set[PrefectFuture[list[PartitionOutcome]]] = set()
+    try:
+        for future in as_completed(list(of), timeout=deadline.left()):
+            answered.add(future)
+            item = of[future]
+            tally.add(item, _share_outcomes(item.share, future))
+            done += len(item.share.keys)
+            note = f"{done - len(triggered)} of {total - len(triggered)} partitions compacted"
+            progress.update(done, total, note)
+    except TimeoutError:
+        for future, item in of.items():
+            if future not in answered:
+                missed = [
+                    PartitionOutcome(key=k, failure=deadline.missed()) for k in item.share.keys
+                ]
+                tally.add(item, missed)
+    tally.wait_for_prunes(deadline)
     compacted = sum(r.compacted for r in rows)
     failed = sum(len(r.failures) for r in rows)
     publish_table(
@@ -268,9 +310,11 @@ class _Tally:
             future = finish_bank.submit(self.data, item.check.account, bank_id)
             self.prunes.append((row, future))
 
-    def wait_for_prunes(self) -> None:
+    def wait_for_prunes(self, deadline: Deadline) -> None:
         """Wait for the prunes; a failed one is reported in its bank's row."""
         for row, future in self.prunes:
-            future.wait()
-            if not future.state.is_completed():
+            future.wait(timeout=deadline.left())
+            if not future.state.is_final():
+                row.failures.append(f"prune (deletions not yet final): {deadline.missed()}")
+            elif not future.state.is_completed():
                 row.failures.append(f"prune (deletions not yet final): {future.state.message}")

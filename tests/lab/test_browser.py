@@ -63,7 +63,7 @@ def check_a_failed_run_shows_its_error_alone(page: Page) -> None:
     error = page.get_by_test_id("stAlertContentError").first
     error.wait_for(timeout=60_000)
     assert "unknown model 'gpt-5-turbo'" in error.inner_text()
-    assert not page.get_by_text("Overall score").is_visible()
+    expect(page.get_by_text("Overall score")).not_to_be_visible()
 
 
 JUDGE_LABEL = "Judge model (any litellm name; empty: the heuristic judge, offline)"
@@ -105,7 +105,7 @@ def test_a_cold_deep_link_then_accept_applies_to_the_bank_on_screen(tmp_path: Pa
         page.get_by_label("Bank", exact=True).first.click()  # switch from alpha to beta
         page.get_by_role("option", name="beta (conversation)").click()
         settle(page)
-        assert page.get_by_text("Accept applies it to the bank shown, 'beta'").is_visible()
+        expect(page.get_by_text("Accept applies it to the bank shown, 'beta'")).to_be_visible()
         page.get_by_role("button", name="Accept (apply to 'beta')").click()
         settle(page)
         page.get_by_text("Applied the proposal to bank 'beta'").wait_for()

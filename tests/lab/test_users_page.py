@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from lab_browser import browser_page, free_port, lab_server, open_page, settle
 from lab_support import OpenPage
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from memory.context import Context
 from memory.ops import agents
@@ -100,7 +100,7 @@ def test_the_users_page_shows_forgets_and_wipes(tmp_path: Path) -> None:
         talk = page.get_by_test_id("stExpander").first
         assert "concierge" in talk.inner_text() and "turns" in talk.inner_text()
         talk.click()
-        assert page.get_by_text("window seats").first.is_visible()
+        expect(page.get_by_text("window seats").first).to_be_visible()  # once it has opened
         assert not page.get_by_test_id("stException").count()
         assert not page.get_by_text("Session-state key").count()  # no stray string shown
 
