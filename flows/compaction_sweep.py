@@ -154,6 +154,10 @@ class Deadline:
             return None
         return max(0.0, self.started + self.seconds - time.monotonic())
 
+    def passed(self, future: PrefectFuture[Any]) -> bool:
+        """Return True when the sweep has a deadline and `future` had no answer by it."""
+        return self.seconds is not None and not future.state.is_final()
+
     def missed(self) -> str:
         """Return why a task that did not answer in time is reported as failed."""
         return f"no answer from its worker within the sweep's {self.seconds:g} s"
@@ -164,7 +168,7 @@ def _checks(
 ) -> list[BankCheck | str]:
     """Return each bank's check, or why its evaluation failed (the whole group's task)."""
     future.wait(timeout=deadline.left())
-    if not future.state.is_final():
+    if deadline.passed(future):
         return [f"evaluation failed: {deadline.missed()}"] * len(group.bank_ids)
     if future.state.is_completed():
         found: list[BankCheck | str] = future.result()
@@ -314,7 +318,7 @@ class _Tally:
         """Wait for the prunes; a failed one is reported in its bank's row."""
         for row, future in self.prunes:
             future.wait(timeout=deadline.left())
-            if not future.state.is_final():
+            if deadline.passed(future):
                 row.failures.append(f"prune (deletions not yet final): {deadline.missed()}")
             elif not future.state.is_completed():
                 row.failures.append(f"prune (deletions not yet final): {future.state.message}")
