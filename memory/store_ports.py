@@ -303,6 +303,14 @@ class EntryStore(Protocol):
         """Hold the bank's lock for the block (one delete-and-prune at a time)."""
         ...
 
+    @property
+    def partitions_exclusive(self) -> bool:
+        """True when a held partition lock keeps every other process out until it is let go
+        (a local folder's `flock`); False where another machine may hold the same partition
+        meanwhile (object storage: in-process locks, or a lease that lapses if its holder
+        stalls), so a compaction checks for a rival summary before it deletes."""
+        ...
+
 
 class LabRuns(Protocol):
     """Saved compaction test runs (`memory.store.lab_runs`)."""

@@ -331,28 +331,6 @@ def test_interrupted_at_any_step_then_rerun_loses_nothing(
     assert banks.get(ctx, bank.id).summary_count == 1
 
 
-def test_lost_race_drops_our_summary_and_deletes_nothing(
-    ctx: Context, extractive: ExtractiveCompleter
-) -> None:
-    bank = make_bank(ctx, max_turns=4)
-    write_turns(ctx, bank, "k", 6)
-    before = entries.load(ctx, bank, "k")
-    covered = [e.id for e in before[:5]]
-
-    def rival(at: str) -> None:
-        if at == "summarized":  # another machine stores its summary of the same entries
-            item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
-            entries.write(ctx, bank, [item], kind="summary", summary_of=[covered])
-
-    result = compact_partition(ctx, bank, "k", checkpoint=rival)
-    assert result.status == "conflict"
-    stored = entries.load(ctx, bank, "k")
-    assert [e.content for e in stored if e.kind == "summary"] == ["rival summary"]
-    assert_no_loss(stored, [e.id for e in before])
-    compact_partition(ctx, bank, "k")  # finishes the rival's journal
-    assert_exactly_once(entries.load(ctx, bank, "k"), [e.id for e in before])
-
-
 def _entry(ident: str, kind: str = "entry", summary_of: list[str] | None = None) -> Entry:
     return Entry(
         id=ident,

@@ -15,6 +15,7 @@ import pytest
 
 from memory.errors import InvalidInput, StorageError
 from memory.store import locks
+from memory.store.lance import LanceStore
 
 
 class FakeTime:
@@ -160,3 +161,11 @@ def test_an_unreachable_lease_service_fails_the_lock_with_a_clear_error(
         locks.partition_lock("s3://bucket/data", "b", "k", timeout=None),
     ):
         pytest.fail("the block ran without its lease")
+
+
+def test_only_a_local_folders_partition_lock_keeps_every_other_process_out(
+    tmp_path: Path,
+) -> None:
+    assert LanceStore(str(tmp_path)).partitions_exclusive
+    assert LanceStore(f"file://{tmp_path}").partitions_exclusive
+    assert not LanceStore("s3://bucket/data").partitions_exclusive

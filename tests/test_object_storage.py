@@ -251,6 +251,32 @@ def test_compaction_with_summary_leaves_no_object_with_the_text(
     assert banks.get(ctx, bank.id).summary_count == 1
 
 
+def test_a_compaction_that_lost_the_race_drops_its_summary_and_deletes_nothing(
+    ctx: Context,
+) -> None:
+    # on object storage without a lease service another machine can hold the same partition
+    assert not ctx.store.partitions_exclusive
+    scripted = ScriptedCompleter(model="scripted/test").enqueue("our summary")
+    ctx.completer = lambda: scripted
+    bank = make_bank(ctx, max_turns=4)
+    write_turns(ctx, bank, "k", 6)
+    before = entries.load(ctx, bank, "k")
+    covered = [e.id for e in before[:5]]
+
+    def rival(at: str) -> None:
+        if at == "summarized":  # another machine stores its summary of the same entries
+            item = EntryIn(key="k", speaker="compaction-summary", content="rival summary")
+            entries.write(ctx, bank, [item], kind="summary", summary_of=[covered])
+
+    result = compact_partition(ctx, bank, "k", checkpoint=rival)
+    assert result.status == "conflict"
+    stored = entries.load(ctx, bank, "k")
+    assert [e.content for e in stored if e.kind == "summary"] == ["rival summary"]
+    assert_no_loss(stored, [e.id for e in before])
+    compact_partition(ctx, bank, "k")  # finishes the rival's journal
+    assert_exactly_once(entries.load(ctx, bank, "k"), [e.id for e in before])
+
+
 def test_reset_source_removes_the_bank_objects(s3: S3, prefix: str, ctx: Context) -> None:
     bank = banks.create(ctx, BankCreate(name="chat", type="conversation"))
     entries.write(ctx, bank, [_said("k", f"passport {PASSPORT}")])

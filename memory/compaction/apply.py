@@ -11,8 +11,10 @@ The steps, under the partition's lock:
    any provider failure, timeout or unusable output stops here with nothing changed.
 4. store the summary (`kind="summary"`, `summary_of` = covered ids) in one commit: from
    now on the compaction is journaled.
-5. check no other stored summary covers the same entries (a compaction elsewhere won the
-   race): if one does, drop ours and delete nothing.
+5. where the partition lock may not exclude another machine (object storage), check no
+   other stored summary covers the same entries (a compaction elsewhere won the race): if
+   one does, drop ours and delete nothing. On a local folder the lock excludes every
+   other process, so there is no rival and no read.
 6. delete the covered entries in one commit (`entry_id IN (...)`), prune old versions and
    record the bank's summary count and last compaction time (at once, or once per bank at
    the end of a sweep: `finish_bank`).
@@ -271,7 +273,7 @@ def _summarize_and_replace(
         ctx, bank, plan, (covered, kept), text, (label, completer.model), prune=run.finish
     )
     run.step("summary_stored")
-    if _lost_race(ctx, bank, summary):
+    if not ctx.store.partitions_exclusive and _lost_race(ctx, bank, summary):
         _delete(ctx, bank, [summary.id])
         return result.model_copy(
             update={"status": "conflict", "error": "another compaction summarised these first"}

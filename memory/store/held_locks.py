@@ -14,6 +14,12 @@ class Locks:
 
     uri: str
 
+    @property
+    def partitions_exclusive(self) -> bool:
+        """True on a local folder: the partition lock is an `flock` the kernel holds for its
+        holder until it lets go or dies, whatever other process asks."""
+        return locks.is_local(self.uri)
+
     @contextmanager
     def partition_lock(
         self, bank_id: str, key: str, *, timeout: float | None = None
