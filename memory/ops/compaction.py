@@ -1,16 +1,14 @@
-"""Compaction use cases: compact a bank now, or the touched partitions over a threshold after
-a write. Surfaces (REST, MCP, the lab) call these instead of `memory.compaction`."""
+"""Compaction use cases: compact a bank now. Surfaces (REST, MCP, the lab) call these instead
+of `memory.compaction`; a write compacts its touched partitions through `ops.entries.write`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory import banks
 from memory.compaction.apply import CompactionResult
 from memory.compaction.bank import Progress, compact_bank
-from memory.compaction.bank import compact_if_over as _compact_if_over
 from memory.models import Bank
 
 if TYPE_CHECKING:
@@ -22,7 +20,6 @@ __all__ = [
     "CompactionResult",
     "Prepared",
     "Progress",
-    "compact_if_over",
     "compact_now",
     "prepare",
     "run",
@@ -75,8 +72,3 @@ def compact_now(ctx: Context, request: CompactNow, progress: Progress | None = N
         NotFound: an unknown bank (the same answer for another account's).
     """
     return run(ctx, prepare(ctx, request), progress)
-
-
-def compact_if_over(ctx: Context, bank: Bank, keys: Iterable[str]) -> list[CompactionResult]:
-    """Compact each of `keys`' partitions over a threshold; returns what was done."""
-    return _compact_if_over(ctx, bank, keys)

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from memory import banks, entries, purge
+from memory.compaction.bank import compact_if_over
 from memory.errors import NotFound
 from memory.models import Bank, Entry, EntryIn, SearchHit, SearchQuery
-from memory.ops.compaction import compact_if_over
 from memory.types.deletion import DeletionReceipt
 from memory.types.entry_filter import EntryFilter
 from memory.types.pages import EntryPage, PageAfter
