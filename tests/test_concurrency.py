@@ -64,6 +64,43 @@ def test_processes_racing_to_make_a_table_make_one_and_keep_both_rows(
             assert sorted(rows) == list(range(WRITERS)), f"race {race} kept {rows}"
 
 
+class _MadeElsewhereMeanwhile:
+    """A LanceDB connection whose looks before its first creation find nothing, as when
+    another machine makes the table between this process's look and its creation (object
+    storage without a lease service, where the creation lock is per process)."""
+
+    def __init__(self, uri: str) -> None:
+        self.real = lancedb.connect(uri)
+        self.creating = False
+
+    def open_table(self, name: str) -> object:
+        if not self.creating:
+            raise ValueError(f"Table '{name}' was not found")
+        return self.real.open_table(name)
+
+    def create_table(self, name: str, **options: object) -> object:
+        self.creating = True
+        return self.real.create_table(name, **options)
+
+
+def test_a_table_made_elsewhere_between_the_look_and_the_creation_is_opened(
+    tmp_path: object,
+) -> None:
+    import pyarrow as pa
+
+    from memory.store.connection import Connection
+
+    schema = pa.schema([("row", pa.int64())])
+    uri = str(tmp_path)
+    lancedb.connect(uri).create_table("made", schema=schema).add(pa.table({"row": [1]}))
+    store = Connection(uri)
+    store._connection = _MadeElsewhereMeanwhile(uri)
+
+    table = store._small_table("made", schema, create=True)
+
+    assert table is not None and table.to_arrow()["row"].to_pylist() == [1]
+
+
 @pytest.mark.usefixtures("prune_by")
 def test_compaction_while_other_processes_write(ctx: Context, pool: Pool) -> None:
     ctx.completer = MarkerCompleter

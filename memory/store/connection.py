@@ -96,14 +96,23 @@ class Connection:
         """Open table `name`, creating it (then `prepare`, e.g. its indices) when absent.
 
         One creator at a time (`locks.creating`): two processes whose first writes race to
-        make the same table get one table, and the second opens what the first made.
+        make the same table get one table, and the second opens what the first made. On
+        object storage without a lease service that lock is per process: a creation that
+        finds the table made meanwhile by another machine opens it (its maker prepares it).
         """
         with creating(self.uri, name):
             try:
                 return self._db.open_table(name)
             except ValueError:  # absent
                 pass
-            table = self._db.create_table(name, schema=schema)
+            try:
+                table = self._db.create_table(name, schema=schema)
+            except ValueError:  # made meanwhile elsewhere ("already exists"), or a real error
+                try:
+                    return self._db.open_table(name)
+                except ValueError:
+                    pass
+                raise
             if prepare is not None:
                 with self._writing(table):
                     prepare(table)
