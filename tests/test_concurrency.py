@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from multiprocessing import get_context
 from multiprocessing.pool import Pool
+from typing import Any
 
 import lancedb
 import pytest
@@ -78,7 +79,7 @@ class _MadeElsewhereMeanwhile:
             raise ValueError(f"Table '{name}' was not found")
         return self.real.open_table(name)
 
-    def create_table(self, name: str, **options: object) -> object:
+    def create_table(self, name: str, **options: Any) -> object:
         self.creating = True
         return self.real.create_table(name, **options)
 
