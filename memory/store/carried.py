@@ -179,14 +179,14 @@ def search(
     limit: int,
     columns: Sequence[str],
     *,
-    scope: str | None = None,
+    scope: tuple[str, ...] | None = None,
     key_statistics_rows: int = 0,
     dataset_of: Callable[[Any], Any] = lambda table: table.to_lance(),
 ) -> pa.Table:
     """Return up to `limit` chunk rows of `columns` ranked by BM25 over both tables (module
     docstring), with `_score`; a carried hit's `context_id` names the turn it carries.
 
-    With a `scope` (the key's rows), each table's words are weighed by the scope's
+    With a `scope` (keys), each table's words are weighed by the scope's
     statistics in that table, if it holds at most `key_statistics_rows` rows
     (`term_weights`); `dataset_of` opens a table's Lance dataset."""
     wanted = list(dict.fromkeys([*columns, *_KEYS]))

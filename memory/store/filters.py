@@ -91,14 +91,6 @@ HEAD_ROWS = "chunk_index = 0"
 """One row per entry: its first chunk, which carries the entry's whole `content`."""
 
 
-def scope_of(flt: EntryFilter | None) -> str | None:
-    """Return the predicate of the rows whose BM25 statistics score a search with `flt`: its
-    keys' rows (None: no key filter, the table's statistics)."""
-    if flt is None or not flt.keys:
-        return None
-    return where_of(EntryFilter(keys=flt.keys))
-
-
 def where_of(flt: EntryFilter | None, names: Mapping[str, str] | None = None) -> str | None:
     """Return the escaped predicate of an entry filter over chunk rows (None: every row).
 

@@ -374,11 +374,11 @@ class LanceStore(
         limit: int,
         columns: Sequence[str] = ENTRY_COLUMNS,
         flt: EntryFilter | None = None,
-        scope: str | None = None,
+        scope: tuple[str, ...] | None = None,
     ) -> pa.Table:
         """Return up to `limit` chunk rows ranked by vector or full-text relevance among the
         entries `flt` matches (`where`, a predicate string, is the old spelling). A
-        full-text search with a `scope` (a key's rows, `filters.scope_of`) is scored by the
+        full-text search with a `scope` (keys: their rows) is scored by the
         scope's BM25 statistics in a table of up to `key_statistics_rows` rows.
 
         The result has a `_score` column, higher is better. A vector search with no filter

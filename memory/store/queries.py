@@ -70,7 +70,7 @@ def run_on_dataset(
     *,
     nprobes: int = 0,
     has_positions: Callable[[], bool] = lambda: True,
-    scope: str | None = None,
+    scope: tuple[str, ...] | None = None,
     key_statistics_rows: int = 0,
 ) -> pa.Table:
     """Return what `run` returns, by a scan of the Lance dataset of the version searched
@@ -80,7 +80,7 @@ def run_on_dataset(
     read or two and an event-loop round trip a query: ~3 ms of 10-15 at 100k rows,
     bench/RESULTS.md "store24 (session 14)"). `has_positions` says whether the full-text
     index keeps word positions (asked only for a quoted phrase). A full-text search with a
-    `scope` (the key's rows) weighs its words by the scope's statistics in a table of at most
+    `scope` (keys) weighs its words by the scope's statistics in a table of at most
     `key_statistics_rows` rows (`term_weights`).
 
     Raises:
