@@ -1,37 +1,51 @@
 """Per-word weights that score a key's full-text search by the key's BM25 statistics (issue 24).
 
-LanceDB scores indexed rows with the whole table's BM25 statistics, whatever the filter: a
-word rare in the table but common in one key (a conversation's speaker names) weighs as
-much in that key as a word rare in the key, and one key's writes move another key's scores.
-Each query word gets a boost `idf_key(w) / idf_table(w)` (`idf(n, rows) = ln(1 + (rows - n +
-0.5) / (n + 0.5))`, n the rows holding the word), so the table's BM25 becomes the key's up to
-length normalisation (the table's average length stays).
+LanceDB scores every row of a full-text search, indexed or not, with the statistics of the
+rows its full-text index holds, whatever the filter (rows written since the last fold do not
+move any score: /tmp/recall-probe2/stats.py, bench/RESULTS.md "recall24"). So a word rare in
+the index but common in one key (a conversation's speaker names) weighs as much in that key
+as a word rare in the key, and one key's folded rows move another key's scores. Each query
+word gets a boost `idf_key(w) / idf_index(w)` (`idf(n, rows) = ln(1 + (rows - n + 0.5) / (n +
+0.5))`, n the rows holding the word), so the index's BM25 becomes the key's up to length
+normalisation (the index's average length stays).
 
-The counts cost a full-text query a word over the whole table (the rows holding it, and
-how many are the key's), which reads the word's whole posting list (161 ms for a word in
-every row of 300k, bench/RESULTS.md "recall24"), so a table of more than
-`StoreTuning.key_statistics_rows` rows keeps the table's statistics, as before; the boosts
-are remembered by table version, keys and words. A table with no indexed row needs none:
-LanceDB scores unindexed rows by the filtered rows' statistics.
+Both sides are counted over the indexed rows, and remembered per index state (the dataset and
+its full-text index segments, which change only when rows are folded in: every
+`StoreTuning.reindex_every` rows, or a prune): the rows per key once per state, and for each
+word the rows holding it by key (one index-only query, `fast_search`, the first time the
+word is asked in that state). A search then costs no query for words asked before. What
+this leaves out: a key's rows written since the last fold (at most `reindex_every` rows)
+enter its statistics only once folded, and rows deleted since the fold leave them at once
+while LanceDB keeps counting them until the index is rebuilt; a key with no indexed row
+keeps the index's statistics, as before. Not applied (the index's statistics) to a table of
+more than `StoreTuning.key_statistics_rows` rows (a first-asked word reads its whole
+posting list, 161 ms for a word in every row of 300k), a phrase, more than `MAX_WORDS`
+words, or a table with no full-text index (LanceDB then scores the filtered rows by their
+own statistics).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from lance.query import BooleanQuery, FullTextQuery, MatchQuery, Occur
 
-from memory.store import filters
 from memory.store.indices import FTS_COLUMN, FTS_INDEX
 
 _WORD = re.compile(r"[^\W_]+")
 """A word as LanceDB's simple tokenizer splits text (runs of letters and digits)."""
 MAX_WORDS = 12
-"""Most distinct query words weighted; a longer query keeps the table's statistics."""
+"""Most distinct query words weighted; a longer query keeps the index's statistics."""
+STATES_REMEMBERED = 64
+"""Index states (dataset and full-text index segments) whose counts are kept; past it the
+memo starts again."""
+WORDS_REMEMBERED = 20_000
+"""Words whose counts one index state keeps; past it a new word is counted each time."""
 
 
 def words_of(text: str) -> list[str]:
@@ -44,71 +58,94 @@ def idf(matching: int, rows: int) -> float:
     return math.log(1.0 + (rows - matching + 0.5) / (matching + 0.5))
 
 
+@dataclass
+class IndexCounts:
+    """Row counts of the rows one state of a full-text index holds."""
+
+    rows: int
+    """Rows the index holds (LanceDB's document count)."""
+    by_key: dict[str, int]
+    """Indexed rows per key."""
+    words: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per word asked so far: indexed rows holding it, per key (whole-entry assignments only,
+    so concurrent searches at worst count a word twice)."""
+
+
 def weighted_query(
     dataset: Any, text: str | None, keys: tuple[str, ...] | None, max_rows: int
 ) -> Any | None:
     """Return a full-text query of `text` whose words are boosted to the statistics of the
-    rows of `keys`, or None to search `text` as it is (no keys, a phrase, a long query, more
-    than `max_rows` rows, no indexed row, no word found in the table)."""
+    indexed rows of `keys`, or None to search `text` as it is (no keys, a phrase, a long
+    query, more than `max_rows` rows, no indexed row of the keys, no word in the index)."""
     if not text or not keys or '"' in text or max_rows <= 0:
         return None
     words = words_of(text)
-    if not words or len(words) > MAX_WORDS:
+    if not words or len(words) > MAX_WORDS or dataset.count_rows() > max_rows:
         return None
-    rows = dataset.count_rows()
-    if rows > max_rows:
+    counts = index_counts(dataset)
+    scoped = 0 if counts is None else sum(counts.by_key.get(k, 0) for k in keys)
+    if counts is None or not scoped:
         return None
-    memo = (dataset.uri, dataset.version, keys, tuple(words))
-    if memo not in _BOOSTS:
-        if len(_BOOSTS) >= MEMO_SIZE:
-            _BOOSTS.clear()
-        _BOOSTS[memo] = _boosts(dataset, words, keys, rows)
-    boosts = _BOOSTS[memo]
-    if not boosts:
-        return None
-    clauses: list[tuple[Occur, FullTextQuery]] = [
-        (Occur.SHOULD, MatchQuery(word, FTS_COLUMN, boost=boost)) for word, boost in boosts
-    ]
-    return BooleanQuery(clauses)
-
-
-MEMO_SIZE = 256
-"""Boosts remembered (by table version, keys and words): a hybrid search asks again for the
-entries one half missed, and deeper fetches repeat the query."""
-_BOOSTS: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
-
-
-def _boosts(
-    dataset: Any, words: list[str], keys: tuple[str, ...], rows: int
-) -> list[tuple[str, float]]:
-    """Return each word found in the table with its boost (none: no indexed row)."""
-    if not _indexed_rows(dataset):
-        return []
-    scoped = dataset.count_rows(filters.one_of("key", list(keys)))
-    wanted = pa.array(keys, pa.string())
-    boosts = []
+    clauses: list[tuple[Occur, FullTextQuery]] = []
     for word in words:
-        found = _matching(dataset, word, rows)
-        if not found.num_rows:  # a stop word, or in no row: no part in any score
+        by_key = _word_counts(dataset, counts, word)
+        holding = sum(by_key.values())
+        if not holding:  # a stop word, or in no indexed row: no part in any score
             continue
-        within = int(pc.sum(pc.is_in(found.column("key"), wanted)).as_py() or 0)
-        boosts.append((word, idf(within, scoped) / idf(found.num_rows, rows)))
-    return boosts
+        within = sum(by_key.get(k, 0) for k in keys)
+        boost = idf(within, scoped) / idf(holding, counts.rows)
+        clauses.append((Occur.SHOULD, MatchQuery(word, FTS_COLUMN, boost=boost)))
+    return BooleanQuery(clauses) if clauses else None
 
 
-def _indexed_rows(dataset: Any) -> int:
-    """Return how many rows the full-text index holds (0: none, or no index)."""
-    if FTS_INDEX not in {i.name for i in dataset.describe_indices()}:
-        return 0
-    return int(dataset.stats.index_stats(FTS_INDEX).get("num_indexed_rows", 0))
+_STATES: dict[tuple[str, tuple[str, ...]], IndexCounts] = {}
 
 
-def _matching(dataset: Any, word: str, rows: int) -> pa.Table:
-    """Return the `key` of every row holding `word` as the index tokenizes it."""
+def index_counts(dataset: Any) -> IndexCounts | None:
+    """Return the counts of the rows the dataset's full-text index holds, remembered by
+    index state (None: no full-text index)."""
+    index = next((i for i in dataset.describe_indices() if i.name == FTS_INDEX), None)
+    if index is None:
+        return None
+    state = (str(dataset.uri), tuple(str(s.uuid) for s in index.segments))
+    counts = _STATES.get(state)
+    if counts is None:
+        counts = IndexCounts(int(index.num_rows_indexed), _rows_by_key(dataset, index))
+        if len(_STATES) >= STATES_REMEMBERED:
+            _STATES.clear()
+        _STATES[state] = counts
+    return counts
+
+
+def _rows_by_key(dataset: Any, index: Any) -> dict[str, int]:
+    """Return the rows per key of the fragments the index covers."""
+    ids = sorted({int(i) for segment in index.segments for i in segment.fragment_ids})
+    fragments = [f for f in (dataset.get_fragment(i) for i in ids) if f is not None]
+    if not fragments:
+        return {}
+    keys = dataset.scanner(columns=["key"], fragments=fragments).to_table().column("key")
+    return _tally(keys)
+
+
+def _word_counts(dataset: Any, counts: IndexCounts, word: str) -> dict[str, int]:
+    """Return the indexed rows holding `word` (as the index tokenizes it), per key."""
+    known = counts.words.get(word)
+    if known is not None:
+        return known
     found: pa.Table = dataset.to_table(
         columns=["key"],
         full_text_query=MatchQuery(word, FTS_COLUMN),
-        limit=max(rows, 1),
+        limit=max(counts.rows, 1),
+        fast_search=True,  # the index only: the rows whose statistics LanceDB scores with
         disable_scoring_autoprojection=True,
     )
-    return found
+    tally = _tally(found.column("key"))
+    if len(counts.words) < WORDS_REMEMBERED:
+        counts.words[word] = tally
+    return tally
+
+
+def _tally(keys: Any) -> dict[str, int]:
+    """Return how many times each key occurs in a column of keys."""
+    counted = pc.value_counts(keys).to_pylist() if len(keys) else []
+    return {str(c["values"]): int(c["counts"]) for c in counted}
