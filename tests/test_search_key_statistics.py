@@ -1,16 +1,22 @@
-"""A key's full-text search is scored by the key's BM25 statistics, not the table's: another
-key's rows do not reorder it, whether or not its rows are in the full-text index yet."""
+"""A key's full-text search is scored by the key's BM25 statistics, not the index's: another
+key's rows do not reorder it, whether or not its rows are in the full-text index yet; the
+counts are of the indexed rows and kept until rows are folded in."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
+import lancedb
+import pyarrow as pa
 import pytest
 
 from memory import banks, entries, search
 from memory.context import Context
 from memory.models import Bank, BankCreate, EntryIn, SearchQuery
 from memory.store import term_weights
+from memory.store.indices import FTS_COLUMN, FTS_CONFIG, FTS_INDEX
 from memory.store.lance import LanceStore
 from memory.store.segments import StoreTuning
 
@@ -96,3 +102,40 @@ def test_words_and_idf() -> None:
     ]
     assert term_weights.idf(1, 4) == pytest.approx(math.log(1 + 3.5 / 1.5))
     assert term_weights.idf(1, 100) > term_weights.idf(50, 100)
+
+
+def _indexed_table(tmp_path: Path, rows: dict[str, list[str]]) -> Any:
+    db = lancedb.connect(str(tmp_path / "db"))
+    table = db.create_table("t", _rows(rows))
+    table.create_index(FTS_COLUMN, config=FTS_CONFIG, name=FTS_INDEX)
+    return table
+
+
+def _rows(rows: dict[str, list[str]]) -> pa.Table:
+    pairs = [(key, text) for key, texts in rows.items() for text in texts]
+    return pa.table({"key": [k for k, _ in pairs], FTS_COLUMN: [t for _, t in pairs]})
+
+
+def test_counts_are_of_the_indexed_rows_and_kept_until_a_fold(tmp_path: Path) -> None:
+    table = _indexed_table(tmp_path, {"a": MINE})
+    counts = term_weights.index_counts(table.to_lance())
+    assert counts is not None
+    assert (counts.rows, counts.by_key) == (4, {"a": 4})
+
+    table.add(_rows({"b": THEIRS}))  # unindexed: LanceDB's statistics have not moved
+    unfolded = table.to_lance()
+    assert term_weights.index_counts(unfolded) is counts
+    assert term_weights.weighted_query(unfolded, "apple pear", ("a",), 1_000) is not None
+    assert counts.words == {"apple": {"a": 2}, "pear": {"a": 1}}
+
+    table.optimize()  # folded: a new index state, counted afresh
+    folded = term_weights.index_counts(table.to_lance())
+    assert folded is not None and folded is not counts
+    assert (folded.rows, folded.by_key) == (54, {"a": 4, "b": 50})
+
+
+def test_a_key_with_no_indexed_row_keeps_the_index_statistics(tmp_path: Path) -> None:
+    table = _indexed_table(tmp_path, {"b": THEIRS})
+    table.add(_rows({"a": MINE}))
+
+    assert term_weights.weighted_query(table.to_lance(), "apple pear", ("a",), 1_000) is None
