@@ -116,14 +116,28 @@ def _rows(rows: dict[str, list[str]]) -> pa.Table:
     return pa.table({"key": [k for k, _ in pairs], FTS_COLUMN: [t for _, t in pairs]})
 
 
+def _plain_scores(table: Any) -> list[float]:
+    found = table.to_lance().to_table(
+        columns=[FTS_COLUMN],
+        full_text_query={"query": "apple pear", "columns": [FTS_COLUMN]},
+        filter="key = 'a'",
+        prefilter=True,
+        with_row_id=True,
+    )
+    rows = zip(found["_rowid"].to_pylist(), found["_score"].to_pylist(), strict=True)
+    return [score for _, score in sorted(rows)]
+
+
 def test_counts_are_of_the_indexed_rows_and_kept_until_a_fold(tmp_path: Path) -> None:
     table = _indexed_table(tmp_path, {"a": MINE})
     counts = term_weights.index_counts(table.to_lance())
     assert counts is not None
     assert (counts.rows, counts.by_key) == (4, {"a": 4})
 
+    scores = _plain_scores(table)
     table.add(_rows({"b": THEIRS}))  # unindexed: LanceDB's statistics have not moved
     unfolded = table.to_lance()
+    assert _plain_scores(table) == scores  # what keeping the counts until a fold relies on
     assert term_weights.index_counts(unfolded) is counts
     assert term_weights.weighted_query(unfolded, "apple pear", ("a",), 1_000) is not None
     assert counts.words == {"apple": {"a": 2}, "pear": {"a": 1}}

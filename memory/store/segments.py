@@ -82,8 +82,8 @@ class StoreTuning:
         nprobes: index partitions a search with no filter visits (recall@10 against exact
             search: bench/vector_index.py); 0: searches never use the index.
         key_statistics_rows: largest table (rows) whose key-filtered full-text searches
-            weigh their words by the key's BM25 statistics (`term_weights`: two counts a
-            word, the table-wide one growing with the table); 0: never.
+            weigh their words by the key's BM25 statistics (`term_weights`: a word's first
+            count in an index state reads its posting list, growing with the table); 0: never.
     """
 
     segment_rows: int = 65_536

@@ -1,8 +1,8 @@
 """Per-word weights that score a key's full-text search by the key's BM25 statistics (issue 24).
 
 LanceDB scores every row of a full-text search, indexed or not, with the statistics of the
-rows its full-text index holds, whatever the filter (rows written since the last fold do not
-move any score: /tmp/recall-probe2/stats.py, bench/RESULTS.md "recall24"). So a word rare in
+rows its full-text index holds, whatever the filter (rows written since the last fold move no
+score: bench/RESULTS.md "recall24", tests/test_search_key_statistics.py). So a word rare in
 the index but common in one key (a conversation's speaker names) weighs as much in that key
 as a word rare in the key, and one key's folded rows move another key's scores. Each query
 word gets a boost `idf_key(w) / idf_index(w)` (`idf(n, rows) = ln(1 + (rows - n + 0.5) / (n +
