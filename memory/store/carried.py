@@ -25,14 +25,14 @@ on `content` (not kept here) searches the entries table alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory.store import filters, queries
-from memory.store.indices import FTS_COLUMN
+from memory.store.indices import FTS_COLUMN, fts_has_positions
 from memory.store.schema import CONTEXT_COLUMN, CONTEXT_SEPARATOR, TIMESTAMP
 from memory.types.entry_filter import EntryFilter
 
@@ -178,12 +178,37 @@ def search(
     where: str | None,
     limit: int,
     columns: Sequence[str],
+    *,
+    scope: tuple[str, ...] | None = None,
+    key_statistics_rows: int = 0,
+    dataset_of: Callable[[Any], Any] = lambda table: table.to_lance(),
 ) -> pa.Table:
     """Return up to `limit` chunk rows of `columns` ranked by BM25 over both tables (module
-    docstring), with `_score`; a carried hit's `context_id` names the turn it carries."""
+    docstring), with `_score`; a carried hit's `context_id` names the turn it carries.
+
+    With a `scope` (keys), each table's words are weighed by the scope's
+    statistics in that table, if it holds at most `key_statistics_rows` rows
+    (`term_weights`); `dataset_of` opens a table's Lance dataset."""
     wanted = list(dict.fromkeys([*columns, *_KEYS]))
-    own = queries.run(entries, "fts", None, text, where, limit, wanted)
-    hits = queries.run(side, "fts", None, text, where, limit, [*_KEYS, CONTEXT_COLUMN])
+
+    def ranked(table: Any, fields: list[str]) -> pa.Table:
+        if scope is None or key_statistics_rows <= 0:
+            return queries.run(table, "fts", None, text, where, limit, fields)
+        return queries.run_on_dataset(
+            dataset_of(table),
+            "fts",
+            None,
+            text,
+            where,
+            limit,
+            fields,
+            has_positions=lambda: fts_has_positions(table),
+            scope=scope,
+            key_statistics_rows=key_statistics_rows,
+        )
+
+    own = ranked(entries, wanted)
+    hits = ranked(side, [*_KEYS, CONTEXT_COLUMN])
     if hits.num_rows:
         own = pa.concat_tables([own, _carried_rows(entries, own, hits, wanted)])
     return best_per_chunk(own, limit).select([*columns, "_score"])

@@ -56,6 +56,7 @@ class EntryReads(Connection):
             limit: int,
             columns: Sequence[str] = ...,
             flt: EntryFilter | None = None,
+            scope: tuple[str, ...] | None = None,
         ) -> pa.Table: ...
 
     def search_chunks(
@@ -72,7 +73,8 @@ class EntryReads(Connection):
         """Return up to `limit` chunks ranked by vector or full-text relevance among the
         entries `flt` matches, one row per chunk with `fields` under their names (entry
         fields, and `chunk`, `chunk_text`, `carries`: `heads.CHUNK_FIELDS`) and `_score`
-        (higher is better)."""
+        (higher is better); full-text scores are by the BM25 statistics of the filter's
+        keys' rows (`term_weights`)."""
         if flt is not None and flt.matches_nothing:
             return pa.table({f: [] for f in [*fields, "_score"]})
         columns = heads.hit_columns_of(fields)
@@ -84,6 +86,7 @@ class EntryReads(Connection):
             where=filters.where_of(flt),
             limit=limit,
             columns=columns,
+            scope=None if flt is None else flt.keys or None,
         )
         return found.rename_columns(dict(zip(columns, fields, strict=True)))
 

@@ -374,9 +374,12 @@ class LanceStore(
         limit: int,
         columns: Sequence[str] = ENTRY_COLUMNS,
         flt: EntryFilter | None = None,
+        scope: tuple[str, ...] | None = None,
     ) -> pa.Table:
         """Return up to `limit` chunk rows ranked by vector or full-text relevance among the
-        entries `flt` matches (`where`, a predicate string, is the old spelling).
+        entries `flt` matches (`where`, a predicate string, is the old spelling). A
+        full-text search with a `scope` (keys: their rows) is scored by the
+        scope's BM25 statistics in a table of up to `key_statistics_rows` rows.
 
         The result has a `_score` column, higher is better. A vector search with no filter
         uses the vector index once maintenance built one (approximate: `vector_index`); any
@@ -391,7 +394,18 @@ class LanceStore(
         side = self._carried(bank_id) if method == "fts" and apart else None
         if side is not None:
             result = self._on_latest(
-                table, lambda t: carried.search(t, side, text, where, limit, columns)
+                table,
+                lambda t: carried.search(
+                    t,
+                    side,
+                    text,
+                    where,
+                    limit,
+                    columns,
+                    scope=scope,
+                    key_statistics_rows=self.tuning.key_statistics_rows,
+                    dataset_of=self._dataset,
+                ),
             )
         else:
             probes = self.tuning.nprobes
@@ -407,6 +421,8 @@ class LanceStore(
                     columns,
                     nprobes=probes,
                     has_positions=lambda: indices.fts_has_positions(t),
+                    scope=scope,
+                    key_statistics_rows=self.tuning.key_statistics_rows,
                 ),
             )
         return queries.with_score(result)

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from memory.errors import InvalidInput
-from memory.store import vector_index
+from memory.store import term_weights, vector_index
 from memory.store.indices import FTS_COLUMN, fts_has_positions
 
 PHRASE_WITHOUT_POSITIONS = (
@@ -70,6 +70,8 @@ def run_on_dataset(
     *,
     nprobes: int = 0,
     has_positions: Callable[[], bool] = lambda: True,
+    scope: tuple[str, ...] | None = None,
+    key_statistics_rows: int = 0,
 ) -> pa.Table:
     """Return what `run` returns, by a scan of the Lance dataset of the version searched
     (`columns` may include `_rowoffset`: the rows' positions in that version).
@@ -77,7 +79,9 @@ def run_on_dataset(
     The same engine query as `run` without LanceDB's per-query work in Python (a schema
     read or two and an event-loop round trip a query: ~3 ms of 10-15 at 100k rows,
     bench/RESULTS.md "store24 (session 14)"). `has_positions` says whether the full-text
-    index keeps word positions (asked only for a quoted phrase).
+    index keeps word positions (asked only for a quoted phrase). A full-text search with a
+    `scope` (keys) weighs its words by the scope's statistics in a table of at most
+    `key_statistics_rows` rows (`term_weights`).
 
     Raises:
         ValueError: `method` is neither `vector` nor `fts`.
@@ -95,7 +99,9 @@ def run_on_dataset(
     elif method == "fts":
         if text and '"' in text and not has_positions():
             raise InvalidInput(PHRASE_WITHOUT_POSITIONS)
-        options |= {"full_text_query": {"query": text, "columns": [FTS_COLUMN]}, "limit": limit}
+        weighted = term_weights.weighted_query(dataset, text, scope, key_statistics_rows)
+        plain = {"query": text, "columns": [FTS_COLUMN]}
+        options |= {"full_text_query": plain if weighted is None else weighted, "limit": limit}
     else:
         raise ValueError(f"unknown search method {method!r}: use vector or fts")
     result: pa.Table = dataset.to_table(**options)

@@ -81,6 +81,9 @@ class StoreTuning:
             stored turns); 0: every write scans.
         nprobes: index partitions a search with no filter visits (recall@10 against exact
             search: bench/vector_index.py); 0: searches never use the index.
+        key_statistics_rows: largest table (rows) whose key-filtered full-text searches
+            weigh their words by the key's BM25 statistics (`term_weights`: a word's first
+            count in an index state reads its posting list, growing with the table); 0: never.
     """
 
     segment_rows: int = 65_536
@@ -93,6 +96,7 @@ class StoreTuning:
     vector_index_rows: int = 50_000
     nprobes: int = 20
     remembered_turns: int = 10_000
+    key_statistics_rows: int = 20_000
 
     def __post_init__(self) -> None:
         counts = (
@@ -106,6 +110,8 @@ class StoreTuning:
             raise ValueError("StoreTuning row and segment counts must be at least 1")
         if self.remembered_turns < 0:
             raise ValueError("StoreTuning.remembered_turns must be 0 or more")
+        if self.key_statistics_rows < 0:
+            raise ValueError("StoreTuning.key_statistics_rows must be 0 (never) or more")
         if self.nprobes < 0:
             raise ValueError("StoreTuning.nprobes must be 0 (never use the index) or more")
 
