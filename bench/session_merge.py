@@ -29,8 +29,6 @@ line of stdout is a JSON object.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
 import json
 import os
 import shutil
@@ -123,8 +121,6 @@ def batch_arm(uri: str, conversations: int, pairs: int, threads: int) -> float:
             parameters=flow_run.parameters,
             return_type="state",
         )
-        if inspect.iscoroutine(state):  # an async flow: run as a worker's engine runs it
-            state = asyncio.run(state)
         seconds = time.perf_counter() - started
         if not state.is_completed():
             raise SystemExit(f"the batch run ended {state.type}: {state.message}")

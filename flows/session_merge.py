@@ -16,14 +16,12 @@ messages it covers, so a retried or repeated merge adds nothing twice.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from typing import Any
 
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
-from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel
 
@@ -156,22 +154,18 @@ def shares(merges: list[MergeItem], count: int) -> list[list[MergeItem]]:
     log_prints=True,
     task_runner=ThreadPoolTaskRunner(max_workers=BATCH_THREADS),  # type: ignore[arg-type]
 )
-async def session_merge_batch_flow(
+def session_merge_batch_flow(
     merges: list[MergeItem], data: str | None = None, account: str | None = None
 ) -> int:
     """Merge several ended conversations in one flow run: `BATCH_THREADS` tasks at most, each
     merging its share of the batch in turn (orchestration paid per share, not per
-    conversation); a failed merge does not stop the others. Returns how many merged.
-
-    Async only for Prefect's engine: at a run's end the sync engine joins its heartbeat
-    thread, which sleeps in whole seconds (about half a second a run, up to one); the async
-    engine leaves it to stop on its own. The merges are the same sync tasks, on threads."""
+    conversation); a failed merge does not stop the others. Returns how many merged."""
     futures = merge_share_task.map(
         shares(merges, BATCH_THREADS), data=unmapped(data), account=unmapped(account)
     )
-    await asyncio.to_thread(wait, futures)
     failures: list[str] = []
     for future in futures:
+        future.wait()
         if future.state.is_completed():
             failures += [f for f in future.result() if f is not None]
         else:

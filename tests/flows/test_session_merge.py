@@ -3,7 +3,6 @@ two ending at once are both merged once, and the trigger schedules the deploymen
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -127,9 +126,7 @@ def test_a_batch_merges_each_conversation_once_as_tasks_of_one_flow_run(
     asked = [("ann", "a1"), ("ann", "a2"), ("bob", "b1"), ("ann", "a1")]  # a1 asked twice
     merges = [MergeItem(user=u, agent="concierge", conversation=c) for u, c in asked]
 
-    state = asyncio.run(
-        session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
-    )
+    state = session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
 
     assert state.is_completed()
     ann = session.session_summary(ctx, "ann", "concierge")
@@ -244,9 +241,7 @@ def test_a_failed_merge_fails_the_batch_after_the_others_merged(
         MergeItem(user="ann", agent="concierge", conversation="a2"),
     ]
 
-    state = asyncio.run(
-        session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
-    )
+    state = session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
 
     assert state.is_failed() and "1 of 3 merges failed" in str(state.message)
     ann = session.session_summary(ctx, "ann", "concierge")
@@ -281,9 +276,7 @@ def test_a_storage_failure_retries_the_share_and_each_merge_lands_once(
     monkeypatch.setattr(merging, "merge_share_task", retried)
     merges = [MergeItem(user="ann", agent="concierge", conversation=c) for c in ("a1", "a2")]
 
-    state = asyncio.run(
-        merging.session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
-    )
+    state = merging.session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
 
     assert state.is_completed()
     assert asked == ["a1", "a2", "a1", "a2"]  # the retry went over the share again, in order
