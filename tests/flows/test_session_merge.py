@@ -246,3 +246,40 @@ def test_a_failed_merge_fails_the_batch_after_the_others_merged(
     assert state.is_failed() and "1 of 3 merges failed" in str(state.message)
     ann = session.session_summary(ctx, "ann", "concierge")
     assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
+
+
+def test_a_storage_failure_retries_the_share_and_each_merge_lands_once(
+    prefect_api: None, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A transient failure of one merge fails its share's attempt after the others merged;
+    the retry finds those merged and merges the failed one: every conversation once."""
+    import flows.session_merge as merging
+    from flows.session_merge import MergeItem
+
+    data = str(tmp_path / "db")
+    ctx = writer(data)
+    tell(ctx, "ann", "a1", "My favourite colour is teal.")
+    tell(ctx, "ann", "a2", "I work night shifts on Tuesdays.")
+    real = merging.agents.merge_conversation
+    broken = {"a1"}
+    asked: list[str] = []
+
+    def once_broken(ctx: Context, request: SessionMergeRequest) -> Any:
+        asked.append(request.conversation)
+        if request.conversation in broken:
+            broken.clear()
+            raise OSError("the disk hiccuped")
+        return real(ctx, request)
+
+    monkeypatch.setattr(merging.agents, "merge_conversation", once_broken)
+    retried = merging.merge_share_task.with_options(retries=1, retry_delay_seconds=0)
+    monkeypatch.setattr(merging, "merge_share_task", retried)
+    merges = [MergeItem(user="ann", agent="concierge", conversation=c) for c in ("a1", "a2")]
+
+    state = merging.session_merge_batch_flow(merges, data=data, account="acme", return_state=True)
+
+    assert state.is_completed()
+    assert asked == ["a1", "a2", "a1", "a2"]  # the retry went over the share again, in order
+    ann = session.session_summary(ctx, "ann", "concierge")
+    assert ann is not None and sorted(ann.conversations) == ["a1", "a2"]
+    assert ann.version == 2 and len(ann.covered_message_ids) == 4
