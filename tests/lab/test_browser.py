@@ -129,8 +129,12 @@ def test_compare_and_a_suite_in_the_browser(tmp_path: Path) -> None:
         max_size = page.get_by_label("Max size (tokens, 0 = off)")
         expect(max_size).to_have_value("8000")  # the bank's
         page.get_by_text("Pasted entries", exact=True).click()
-        settle(page)  # the rerun may start after settle's wait on a loaded machine: expect waits
-        expect(max_size).to_have_value("0")  # not the bank's, carried over to a paste
+        settle(page)
+        # the rerun may start after settle's wait on a loaded machine, and until it ends the
+        # widget keyed by the old source is still on the page next to the new one: wait for
+        # the old one to go, then read the new one
+        expect(max_size).to_have_count(1, timeout=120_000)
+        expect(max_size).to_have_value("0", timeout=30_000)  # not the bank's, on a paste
         page.get_by_role("textbox", name="Entries (one per line)").fill(SUPPORT_CHAT)
         page.get_by_role("textbox", name="Compaction prompt").fill(PROMPT_A)
         page.keyboard.press("Tab")
