@@ -139,14 +139,9 @@ def _delete(
 ) -> None:
     """Delete every chunk of `ids` in one commit and (unless the caller will) prune;
     `after` runs between the delete and the prune."""
-    receipt = ctx.store.delete_final(
-        bank.id,
-        EntryFilter.of_ids(list(ids)),
-        account=bank.account,
-        prune_now=prune,
-        after_delete=after,
+    purge.delete_final(
+        ctx, bank, EntryFilter.of_ids(list(ids)), prune_now=prune, after_delete=after
     )
-    receipt.raise_if_pending(bank.name)
 
 
 def _rows(stored: Sequence[Entry]) -> list[PartitionRow]:

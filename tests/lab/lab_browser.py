@@ -139,6 +139,22 @@ def browser_page(height: int = 1000) -> Iterator[Page]:
             browser.close()
 
 
+_ONE_INPUT_WITH = """([label, value]) => {
+    const found = document.querySelectorAll(`input[aria-label="${label}"]`);
+    return found.length === 1 && found[0].value === value;
+}"""
+
+
+def wait_for_input_value(page: Page, label: str, value: str) -> None:
+    """Wait until the page shows one input labelled `label`, holding `value`.
+
+    Until a rerun ends, a widget keyed by an old value of another widget stays on the page
+    next to its replacement, and a Playwright locator matching both fails at once (strict
+    mode) rather than waiting: this waits for the page's state as a whole.
+    """
+    page.wait_for_function(_ONE_INPUT_WITH, arg=[label, value], timeout=120_000)
+
+
 def open_page(page: Page, title: str) -> None:
     """Open the lab page named `title` in the sidebar navigation."""
     page.get_by_role("link", name=title).first.click()
